@@ -325,7 +325,8 @@ class MainWindow(QMainWindow):
         self.runner.busy_changed.connect(self._busy)
         self.runner.progress.connect(self._progress)
         self.session.changed.connect(self._title)
-        self.importer.finished.connect(self._imported)
+        self.importer.imported.connect(self._imported)
+        self.importer.finished.connect(self._import_finished)
         self.live.changed.connect(self._run_state)
         self.live.data_changed.connect(self._live_refresh)
         self.live.activity.connect(self._run_activity)
@@ -455,10 +456,15 @@ class MainWindow(QMainWindow):
         return self.importer.start(paths)
 
     def _imported(self, report: ImportReport) -> None:
+        """The traces are stored (their token counts may still be filling in): show them."""
         self.traces.reload()
         first = report.first_trace
         if first is not None and self.session.store is not None:
             self.session.select_trace(first)
+        self.statusBar().showMessage(report.headline().capitalize(), 10_000)
+
+    def _import_finished(self, report: ImportReport) -> None:
+        self.traces.reload()
         self.statusBar().showMessage(report.headline().capitalize(), 10_000)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,20 +18,12 @@ from typing import Any
 
 from core.context.view import current_items, request_sha256, resolve, token_breakdown
 from core.errors import ImportCancelled
-from core.importers import counting
+from core.importers.counting import NOT_COUNTED
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
+from core.store.triggers import PENDING_TOKENS
 from core.store.writer import Writer
-from core.tokens.counter import TokenCounter
 
 Progress = Callable[[int, int], None]
-
-#: Messages per counting job handed to a worker thread.
-COUNT_CHUNK = 64
-#: Batches waiting for their counts before the builder stops parsing and waits.
-MAX_QUEUED = 4
-
-#: Texts longer than this are counted without entering the memo (bounded memory).
-MEMO_MAX_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -87,13 +78,6 @@ class ImportUnit:
         return self.files[0] if self.files else self.path
 
 
-class ImportTokenCounter(TokenCounter):
-    """A token counter whose memo only keeps short texts, so memory stays bounded."""
-
-    def __init__(self, max_entries: int = 4096) -> None:
-        super().__init__(max_entries=max_entries, memo_max_chars=MEMO_MAX_CHARS)
-
-
 @dataclass
 class ImportContext:
     """Per-run state: progress reporting, cancellation and the warnings of the current unit."""
@@ -106,9 +90,6 @@ class ImportContext:
     notes: dict[str, tuple[int, str]] = field(default_factory=dict)
     where: str = ""
     """File and line being read (names the place when an unexpected error escapes)."""
-    counter: ImportTokenCounter = field(
-        default_factory=lambda: ImportTokenCounter(max_entries=4096)
-    )
     _last_report: float = 0.0
 
     def advance(self, nbytes: int) -> None:
@@ -139,16 +120,6 @@ class ImportContext:
         for what, (count, first) in self.notes.items():
             self.warn(f"{first}: {what}" if count == 1 else f"{first}: {what} ({count} times)")
         self.notes.clear()
-
-
-@dataclass
-class _Batch:
-    """A chain cut for insertion, waiting for its counting jobs."""
-
-    parent: int | None
-    first: int
-    messages: list[NewMessage]
-    jobs: list[counting.ChunkCounts]
 
 
 class TraceBuilder:
@@ -183,10 +154,8 @@ class TraceBuilder:
         self.subagents: set[str] = set()
         self._next = 0
         self._pending: list[NewMessage] = []
+        self._counts: list[int] = []
         self._pending_parent: int | None = None
-        self._submitted = 0
-        self._jobs: list[counting.ChunkCounts] = []
-        self._queue: deque[_Batch] = deque()
         self._last_main: int | None = None
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
@@ -199,8 +168,10 @@ class TraceBuilder:
             self._cut()
             self._pending_parent = parent
         self._pending.append(nm)
-        if len(self._pending) - self._submitted >= COUNT_CHUNK:
-            self._submit()
+        tokens = nm.token_count
+        if tokens is None:
+            tokens = 0 if nm.kind in NOT_COUNTED else PENDING_TOKENS
+        self._counts.append(tokens)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -226,45 +197,21 @@ class TraceBuilder:
         """The most recently added main-line message (the natural head)."""
         return self._last_main
 
-    def _counted(self, nm: NewMessage) -> NewMessage:
-        """``nm`` with its token count, counted on this thread."""
-        (tokens,) = counting.count_batch(self.ctx.counter, (nm,))
-        return counting.with_count(nm, tokens)
-
     def flush(self) -> None:
-        """Write every queued message (waiting for its token counts)."""
+        """Write every queued message."""
         self._cut()
-        self._write_ready(wait_all=True)
-
-    def _submit(self) -> None:
-        """Hand the not yet counted messages of the current chain to a counting thread."""
-        chunk = self._pending[self._submitted :]
-        if chunk:
-            self._jobs.append(counting.ChunkCounts(self.ctx.counter, chunk))
-            self._submitted = len(self._pending)
 
     def _cut(self) -> None:
-        """End the current chain: it becomes a batch, written once its counts are in."""
+        """End the current chain and insert it (its token counts are filled in after the
+        import commits: ``core/importers/counting.py:fill_pending``)."""
         if not self._pending:
             return
-        self._submit()
         first = self._next - len(self._pending)
-        self._queue.append(_Batch(self._pending_parent, first, self._pending, self._jobs))
-        self._pending, self._jobs, self._submitted = [], [], 0
-        self._write_ready(wait_all=False)
-
-    def _write_ready(self, wait_all: bool) -> None:
-        """Insert queued batches, oldest first, whose counts are done; wait for the oldest
-        when too many are queued, or for all of them if ``wait_all``."""
-        while self._queue:
-            batch = self._queue[0]
-            wait = wait_all or len(self._queue) > MAX_QUEUED
-            if not wait and not all(j.done() for j in batch.jobs):
-                return
-            counts = [n for job in batch.jobs for n in job.result()]
-            self._queue.popleft()
-            first = self.w.append_counted(self.trace_id, batch.messages, counts, batch.parent)
-            assert first == batch.first, "sequence prediction broke: trace written concurrently?"
+        written = self.w.append_counted(
+            self.trace_id, self._pending, self._counts, self._pending_parent
+        )
+        assert written == first, "sequence prediction broke: trace written concurrently?"
+        self._pending, self._counts = [], []
 
     # -- records ----------------------------------------------------------------------
     def ref(
@@ -368,7 +315,12 @@ class TraceBuilder:
         """Record a model call the source logged, with the exact context it received."""
         self._synced()
         items = tuple(context)
-        view = resolve(self.w.read, self.trace_id, items)
+        reader = self.w.read
+        reader.count_pending = False  # the request hash needs the texts, not their counts
+        try:
+            view = resolve(reader, self.trace_id, items)
+        finally:
+            reader.count_pending = True
         call = self.w.record_llm_call(
             LlmCall(
                 trace_id=self.trace_id,

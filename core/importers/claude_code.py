@@ -353,8 +353,17 @@ class _Session:
             seq = self.b.add(self._reply(lane, unit.parts), seq)
             for call in unit.tool_ids:
                 self.tool_seq[call] = seq
+        run: list[dict[str, Any]] = []
         for _lineno, rec in unit.items:
-            seq = self._emit(lane, rec, seq)
+            if rec.get("type") == "user":
+                if run:
+                    seq = self.b.add(self._meta_run(lane, run), seq)
+                    run = []
+                seq = self._emit_user(lane, rec, seq)
+            else:
+                run.append(rec)
+        if run:
+            seq = self.b.add(self._meta_run(lane, run), seq)
         if seq is not None:
             for uid in unit.uuids:
                 self.nodes[uid] = seq
@@ -451,13 +460,6 @@ class _Session:
         )
         return part
 
-    def _emit(self, lane: _Lane, rec: dict[str, Any], parent: int | None) -> int | None:
-        """Write one non-assistant record of a unit; returns the new chain end."""
-        kind = rec.get("type")
-        if kind == "user":
-            return self._emit_user(lane, rec, parent)
-        return self.b.add(self._meta_message(lane, rec), parent)
-
     def _emit_user(self, lane: _Lane, rec: dict[str, Any], parent: int | None) -> int | None:
         msg = as_dict(rec.get("message"))
         content = msg.get("content")
@@ -538,24 +540,39 @@ class _Session:
         )
 
     def _meta_message(self, lane: _Lane, rec: dict[str, Any]) -> NewMessage:
-        kind = str(rec.get("type"))
-        data = as_dict(rec.get("data"))
-        label = str(rec.get("subtype") or data.get("type") or kind)
-        detail = data.get("hookName") or data.get("taskDescription") or rec.get("operation") or ""
-        text = rec.get("content") if isinstance(rec.get("content"), str) else ""
-        summary = " ".join([str(x) for x in (label, detail, text) if x])
-        meta = rec.copy()  # the record without the session keys the trace already holds
-        for key in _SESSION_KEYS:
-            meta.pop(key, None)
+        return self._meta_run(lane, [rec])
+
+    def _meta_run(self, lane: _Lane, records: list[dict[str, Any]]) -> NewMessage:
+        """One ``meta`` message for records in a row that are not conversation (progress,
+        hooks, snapshots, system notes): shown as one dim line, never sent. Its metadata is
+        the record without the session keys, or for several ``{"uuid": <last>, "records":
+        [...]}``; a Claude Code turn logs ~6 such records per tool call."""
+        labels: list[str] = []
+        kept: list[dict[str, Any]] = []
+        for rec in records:
+            data = rec.get("data")
+            data = data if isinstance(data, dict) else {}
+            label = str(rec.get("subtype") or data.get("type") or rec.get("type"))
+            detail = (
+                data.get("hookName") or data.get("taskDescription") or rec.get("operation") or ""
+            )
+            text = rec.get("content")
+            labels.append(
+                " ".join(
+                    [str(x) for x in (label, detail, text if isinstance(text, str) else "") if x]
+                )
+            )
+            meta = {k: v for k, v in rec.items() if k not in _SESSION_KEYS}
+            kept.append(meta)
+        first = records[0]
+        when = parse_time(first.get("timestamp") or as_dict(first.get("snapshot")).get("timestamp"))
+        if len(records) == 1:
+            summary, metadata = labels[0], kept[0]
+        else:
+            summary = f"{len(records)} records: " + " · ".join(labels)
+            metadata = {"uuid": records[-1].get("uuid"), "records": kept}
         return self._new(
-            lane,
-            "system",
-            summary[:500],
-            kind="meta",
-            created_at=parse_time(
-                rec.get("timestamp") or as_dict(rec.get("snapshot")).get("timestamp")
-            ),
-            metadata=meta,
+            lane, "system", summary[:500], kind="meta", created_at=when, metadata=metadata
         )
 
     # -- compaction ---------------------------------------------------------------------

@@ -8,15 +8,17 @@ the others still import; each unit is written in its own transaction by
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from core.errors import CtxlensError
+from core.errors import CtxlensError, ImportCancelled
 from core.importers.api import import_paths, plan
 from core.importers.base import ImportResult
+from core.importers.counting import fill_pending
 from core.store.store import Store
 
 Status = Literal["imported", "already imported", "error", "not imported (cancelled)"]
@@ -71,9 +73,17 @@ def import_for_window(
     paths: Sequence[str | Path],
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    imported: Callable[[ImportReport], None] | None = None,
+    count_progress: Progress | None = None,
 ) -> ImportReport:
     """Import what can be imported; every path ends up as rows (never an exception for bad
-    input). After a cancel, paths not reached are listed as not imported."""
+    input). After a cancel, paths not reached are listed as not imported.
+
+    Then the token counts of the new traces are filled in (``fill_pending``): ``imported``
+    gets the report first, so the window can show the traces while they are counted (a
+    reader counts what is still pending); ``count_progress(done, total)`` in messages. A
+    cancel while counting keeps every trace: what is not counted yet is counted on read.
+    """
     rows: list[ImportRow] = []
     good: list[str | Path] = []
     for p in paths:
@@ -93,7 +103,13 @@ def import_for_window(
             for u in plan(good)
             if str(u.path) not in done
         ]
-    return ImportReport(rows, cancelled)
+    report = ImportReport(rows, cancelled)
+    if imported is not None:
+        imported(report)
+    if not cancelled and report.new_traces:
+        with contextlib.suppress(ImportCancelled):  # the rest is counted on read
+            fill_pending(store, report.new_traces, progress=count_progress, cancel=cancel)
+    return report
 
 
 def _row(r: ImportResult) -> ImportRow:

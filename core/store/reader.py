@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Text, and_, cast, func, or_, select
+from sqlalchemy import Connection, Text, and_, case, cast, func, or_, select
 
 from core.errors import NotFoundError
 from core.records import (
@@ -26,11 +26,24 @@ from core.records import (
 from core.store import rows
 from core.store import schema as t
 from core.store.paths import LineInfo, Segment, on_path, path_segments, slice_segments
+from core.store.pending import with_pending_counted
+from core.store.triggers import PENDING_TOKENS
 
 
 class Reader:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self.count_pending = True
+        """Count messages written with a pending token count (``PENDING_TOKENS``) as they
+        are read, so every ``Message`` carries its real count. An importer turns this off
+        for reads that only need the structure (request hashes)."""
+
+    def _messages(self, result: Any) -> list[Message]:
+        """``Message`` records of query rows, pending token counts counted (one batch)."""
+        out = [rows.message_from_row(r) for r in result]
+        if self.count_pending and any(m.token_count == PENDING_TOKENS for m in out):
+            out = with_pending_counted(out)
+        return out
 
     # -- traces -----------------------------------------------------------------------
     def trace(self, trace_id: str) -> Trace:
@@ -105,7 +118,7 @@ class Reader:
                 )
                 .order_by(t.messages.c.depth)
             )
-            out.extend(rows.message_from_row(r) for r in self.conn.execute(q))
+            out.extend(self._messages(self.conn.execute(q)))
         return out
 
     def iter_main_path(
@@ -191,12 +204,18 @@ class Reader:
             conds.append(
                 or_(*(and_(m.line == s.line, m.depth.between(s.first, s.last)) for s in segments))
             )
+        counted = case((m.token_count == PENDING_TOKENS, 0), else_=m.token_count)
         q = (
-            select(m.goal_id, func.count(), func.coalesce(func.sum(m.token_count), 0))
+            select(m.goal_id, func.count(), func.coalesce(func.sum(counted), 0))
             .where(*conds)
             .group_by(m.goal_id)
         )
-        return [(str(g), int(n), int(tok)) for g, n, tok in self.conn.execute(q)]
+        totals = {str(g): [int(n), int(tok)] for g, n, tok in self.conn.execute(q)}
+        if self.count_pending:  # messages not counted yet: count them now
+            pending = select(t.messages).where(*conds, m.token_count == PENDING_TOKENS)
+            for msg in self._messages(self.conn.execute(pending)):
+                totals[str(msg.goal_id)][1] += msg.token_count
+        return [(g, n, tok) for g, (n, tok) in totals.items()]
 
     # -- messages ---------------------------------------------------------------------
     def message(self, trace_id: str, sequence: int) -> Message:
@@ -207,7 +226,7 @@ class Reader:
         ).first()
         if row is None:
             raise NotFoundError(f"message {sequence} not found in trace {trace_id!r}")
-        return rows.message_from_row(row)
+        return self._messages([row])[0]
 
     def messages(self, trace_id: str, sequences: Sequence[int]) -> dict[int, Message]:
         out: dict[int, Message] = {}
@@ -217,8 +236,8 @@ class Reader:
             q = select(t.messages).where(
                 t.messages.c.trace_id == trace_id, t.messages.c.sequence.in_(chunk)
             )
-            for r in self.conn.execute(q):
-                out[r.sequence] = rows.message_from_row(r)
+            for msg in self._messages(self.conn.execute(q)):
+                out[msg.sequence] = msg
         return out
 
     def all_messages(self, trace_id: str, page: int = 2000) -> Iterator[Message]:
@@ -231,7 +250,7 @@ class Reader:
                 .order_by(t.messages.c.sequence)
                 .limit(page)
             )
-            batch = [rows.message_from_row(r) for r in self.conn.execute(q)]
+            batch = self._messages(self.conn.execute(q))
             if not batch:
                 return
             yield from batch
@@ -243,7 +262,7 @@ class Reader:
             .where(t.messages.c.trace_id == trace_id, t.messages.c.line == line)
             .order_by(t.messages.c.depth)
         )
-        return [rows.message_from_row(r) for r in self.conn.execute(q)]
+        return self._messages(self.conn.execute(q))
 
     def branch_messages(self, trace_id: str, branch_id: str) -> list[Message]:
         q = (
@@ -251,7 +270,7 @@ class Reader:
             .where(t.messages.c.trace_id == trace_id, t.messages.c.branch_id == branch_id)
             .order_by(t.messages.c.sequence)
         )
-        return [rows.message_from_row(r) for r in self.conn.execute(q)]
+        return self._messages(self.conn.execute(q))
 
     def tool_result_for(self, trace_id: str, tool_call_id: str) -> list[Message]:
         q = (
@@ -259,7 +278,7 @@ class Reader:
             .where(t.messages.c.trace_id == trace_id, t.messages.c.tool_call_id == tool_call_id)
             .order_by(t.messages.c.sequence)
         )
-        return [rows.message_from_row(r) for r in self.conn.execute(q)]
+        return self._messages(self.conn.execute(q))
 
     def search(
         self,

@@ -178,24 +178,3 @@ def test_batched_message_counts_equal_count_message() -> None:
     ]
     expected = [TokenCounter().count_message(r, t, calls, n).tokens for r, t, calls, n in msgs]
     assert c.count_messages(msgs) == expected
-
-
-def test_counting_worker_is_stolen_from_when_busy() -> None:
-    """A chunk whose job has not started is counted by whoever needs it (no idle wait)."""
-    import threading
-
-    from core.importers import counting
-
-    gate = threading.Event()
-    pool = counting._executor()
-    blockers = [pool.submit(gate.wait) for _ in range(counting.workers())]
-    try:
-        chunk = [NewMessage("user", f"text {i} " * 50) for i in range(5)]
-        counts = counting.ChunkCounts(TokenCounter(), chunk)
-        assert not counts.done()
-        expected = [TokenCounter().count_message("user", m.content).tokens for m in chunk]
-        assert counts.result() == expected
-    finally:
-        gate.set()
-        for b in blockers:
-            b.result()

@@ -11,9 +11,11 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from core.inspect.imports import ImportReport
 from core.store import Store
 from tests.conftest import TRACES
 from tests.ui.conftest import settle
+from ui.dialogs.imports import CountProgress
 from ui.main_window import MainWindow
 
 BASIC = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
@@ -48,8 +50,15 @@ def test_file_menu_import_with_progress_selects_the_new_trace(
     assert window.session.trace_id == trace_id, "the imported trace is shown"
     assert trace_id in {t.id for t in window.traces.model.records}
     assert window.timeline.model.length > 0
-    assert progress and all(isinstance(p, tuple) and p[0] <= p[1] for p in progress)
-    assert progress[-1][0] == progress[-1][1]  # type: ignore[index]
+    # bytes read, then the stored traces (shown at once), then their token counts filled in
+    read = [p for p in progress if isinstance(p, tuple)]
+    assert read and all(p[0] <= p[1] for p in read) and read[-1][0] == read[-1][1]
+    (stored,) = [i for i, p in enumerate(progress) if isinstance(p, ImportReport)]
+    assert progress[stored].new_traces == [trace_id]  # type: ignore[union-attr]
+    counted = [p for p in progress if isinstance(p, CountProgress)]
+    assert counted and all(p.done <= p.total for p in counted)
+    assert counted[-1].done == counted[-1].total > 0
+    assert progress.index(counted[0]) > stored > progress.index(read[-1])
     importer = window.importer.dialog
     assert importer is not None and not importer.isVisible(), "a clean import closes itself"
     assert "Imported 1 trace" in window.statusBar().currentMessage()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,13 @@ class ImportDialog(QDialog):
         self.bar.setValue(int(1000 * done / total) if total else 0)
         self.bytes.setText(f"{_size(done)} of {_size(total)} read")
 
+    def set_counting(self, done: int, total: int) -> None:
+        """The traces are stored; their token counts are being filled in."""
+        self.label.setText("Imported. Counting tokens (the traces can be browsed meanwhile)…")
+        self.cancel_button.setText("Stop counting")
+        self.bar.setValue(int(1000 * done / total) if total else 0)
+        self.bytes.setText(f"{done:,} of {total:,} messages counted" if total else "")
+
     def _cancel(self) -> None:
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancelling…")
@@ -121,11 +129,21 @@ class ImportDialog(QDialog):
         self.resize(max(self.width(), 900), 360 + (110 if failed else 0))
 
 
+@dataclass(frozen=True, slots=True)
+class CountProgress:
+    """Progress of the token counting that follows an import, in messages."""
+
+    done: int
+    total: int
+
+
 class Importer(QObject):
     """Runs one import at a time and reports it; the window decides what to refresh."""
 
     finished = Signal(object)
     """The ``ImportReport``."""
+    imported = Signal(object)
+    """The ``ImportReport`` as soon as the traces are stored (before their token counts)."""
 
     def __init__(self, session: Session, runner: TaskRunner, parent: QWidget) -> None:
         super().__init__(parent)
@@ -160,7 +178,14 @@ class Importer(QObject):
                 if hook is not None:
                     hook(done, total)
 
-            return import_for_window(store, targets, progress=progress, cancel=control.cancel)
+            return import_for_window(
+                store,
+                targets,
+                progress=progress,
+                cancel=control.cancel,
+                imported=control.report,
+                count_progress=lambda done, total: control.report(CountProgress(done, total)),
+            )
 
         self.job = self.runner.submit(
             "import",
@@ -177,7 +202,13 @@ class Importer(QObject):
             self.runner.stop(self.job)
 
     def _progress(self, value: Any) -> None:
-        if self.dialog is not None and isinstance(value, tuple):
+        if isinstance(value, ImportReport):
+            if self.dialog is not None:
+                self.dialog.set_counting(0, 0)
+            self.imported.emit(value)
+        elif self.dialog is not None and isinstance(value, CountProgress):
+            self.dialog.set_counting(value.done, value.total)
+        elif self.dialog is not None and isinstance(value, tuple):
             self.dialog.set_progress(*value)
 
     def _done(self, report: ImportReport) -> None:

@@ -6,9 +6,15 @@ import shutil
 import threading
 from pathlib import Path
 
+from sqlalchemy import select
+
 from core.importers.api import import_paths, plan
+from core.importers.counting import fill_pending
 from core.importers.idmap import IdMap
 from core.store import Store
+from core.store import schema as t
+from core.store.triggers import PENDING_TOKENS
+from core.tokens.counter import TokenCounter
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -90,8 +96,9 @@ def test_idmap_spills_to_the_transaction(store: Store) -> None:
         ids.close()
 
 
-def test_token_counting_keeps_every_message_field(store: Store) -> None:
-    """``TraceBuilder`` rebuilds messages to add token counts; no field may get lost."""
+def test_builder_writes_every_field_and_the_count_is_filled_once(store: Store) -> None:
+    """``TraceBuilder`` writes a message with a pending count; every field arrives, a
+    reader sees the real count before ``fill_pending`` and the same one stored after."""
     from dataclasses import fields
 
     from core.importers.base import ImportContext, TraceBuilder
@@ -119,8 +126,22 @@ def test_token_counting_keeps_every_message_field(store: Store) -> None:
     )
     with store.write() as w:
         b = TraceBuilder(w, ImportContext(), "openai", "x")
-        counted = b._counted(sample)
-    assert counted.token_count and counted.token_count > 0
+        seq = b.add(sample, None)
+        b.flush()
+        trace_id = b.trace_id
+    expected = TokenCounter().count_message("assistant", "text", (), "n").tokens
+    m = t.messages.c
+    stored = select(m.token_count).where(m.trace_id == trace_id, m.sequence == seq)
+    with store.read() as r:
+        assert r.conn.execute(stored).scalar_one() == PENDING_TOKENS
+        read = r.message(trace_id, seq)
+    assert read.token_count == expected
+    assert fill_pending(store, [trace_id]) == 1
+    with store.read() as r:
+        assert r.conn.execute(stored).scalar_one() == expected
+        again = r.message(trace_id, seq)
+    assert again == read
+    assert fill_pending(store, [trace_id]) == 0
     assert {
-        f.name: getattr(counted, f.name) for f in fields(NewMessage) if f.name != "token_count"
+        f.name: getattr(read, f.name) for f in fields(NewMessage) if f.name != "token_count"
     } == {f.name: getattr(sample, f.name) for f in fields(NewMessage) if f.name != "token_count"}

@@ -47,22 +47,32 @@ def _messages(store: Store, trace_id: str) -> list[Any]:
 
 # -- Claude Code ------------------------------------------------------------------------
 def cc_expected(files: list[Path]) -> dict[str, int]:
+    """Counts derived from the raw records. Records that are not conversation (progress,
+    hooks, snapshots, system notes) in a row on one lane are one ``meta`` message; a user
+    record or the start of a new assistant reply ends the row."""
     msgs = calls = compactions = 0
     agents: set[str] = set()
     for f in files:
         group = None
+        lane_group: dict[str, Any] = {}
+        in_run: set[str] = set()
         for rec in _jsonl(f):
             kind = rec["type"]
+            lane = f"{rec.get('agentId')}" if rec.get("isSidechain") else "main"
             if f.name.startswith("agent-") and "acompact" not in f.name:
                 agents.add(rec.get("agentId") or f.stem)
             if kind == "assistant":
                 mid = rec["message"].get("id")
                 if mid != group:
                     msgs, group = msgs + 1, mid
+                if mid != lane_group.get(lane):
+                    in_run.discard(lane)
+                lane_group[lane] = mid
                 content = rec["message"]["content"]
                 if isinstance(content, list):
                     calls += sum(1 for b in content if b.get("type") == "tool_use")
             elif kind == "user":
+                in_run.discard(lane)
                 content = rec["message"]["content"]
                 if isinstance(content, str):
                     msgs, group = msgs + 1, None
@@ -71,11 +81,21 @@ def cc_expected(files: list[Path]) -> dict[str, int]:
                     other = any(b.get("type") != "tool_result" for b in content)
                     msgs += results + (1 if other or not results else 0)
                     group = group if results else None
-            elif kind == "system":
+                if not isinstance(content, list) or not any(
+                    b.get("type") == "tool_result" for b in content
+                ):
+                    lane_group[lane] = None
+            elif kind == "system" and rec.get("subtype") in (
+                "compact_boundary",
+                "microcompact_boundary",
+            ):
                 msgs += 1
-                compactions += rec.get("subtype") in ("compact_boundary", "microcompact_boundary")
-            elif kind in CC_META:
+                compactions += 1
+                in_run.discard(lane)
+                lane_group[lane] = None
+            elif (kind == "system" or kind in CC_META) and lane not in in_run:
                 msgs += 1
+                in_run.add(lane)
     return {
         "messages": msgs,
         "tool_calls": calls,

@@ -510,5 +510,5 @@ def downgrade() -> None:
 
 
 def _append_only_triggers() -> None:
-    for statement in triggers.statements(op.get_bind().dialect.name):
+    for statement in triggers.strict_statements(op.get_bind().dialect.name):
         op.execute(statement)

@@ -1,0 +1,88 @@
+"""Token counts filled in after an import (``core/importers/counting.py:fill_pending``).
+
+An import commits its messages with pending counts; readers count them on the fly until
+``fill_pending`` stores them (the store side: ``tests/core/test_store_pending_counts.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from core.errors import ImportCancelled
+from core.importers import counting
+from core.importers.api import import_paths
+from core.importers.counting import fill_pending, pending
+from core.store import Store
+from core.store import schema as t
+from core.store.triggers import PENDING_TOKENS
+from core.tokens.counter import TokenCounter
+
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+
+
+def _stored(store: Store, trace_id: str) -> dict[int, int]:
+    m = t.messages.c
+    with store.read() as r:
+        return dict(
+            r.conn.execute(select(m.sequence, m.token_count).where(m.trace_id == trace_id)).all()
+        )
+
+
+def _expected(store: Store, trace_id: str) -> dict[int, int]:
+    """Counted here from the stored texts, independently of the importer and the reader."""
+    c = TokenCounter()
+    with store.read() as r:
+        r.count_pending = False
+        return {
+            m.sequence: 0
+            if m.kind == "meta"
+            else c.count_message(m.role, m.content, m.tool_calls, m.name).tokens
+            for m in r.all_messages(trace_id)
+        }
+
+
+def test_import_leaves_counts_pending_and_readers_count_them(store: Store) -> None:
+    (res,) = import_paths(store, [FIXTURE])
+    stored = _stored(store, res.trace_id)
+    expected = _expected(store, res.trace_id)
+    assert PENDING_TOKENS in stored.values(), "an import does not count"
+    assert all(stored[s] == 0 for s, n in expected.items() if n == 0)
+    with store.read() as r:
+        read = {m.sequence: m.token_count for m in r.all_messages(res.trace_id)}
+        page = r.main_path_page(res.trace_id, 0, 1000)
+    assert read == expected
+    assert all(m.token_count == expected[m.sequence] for m in page)
+    assert fill_pending(store, [res.trace_id]) == pending_before(stored)
+    assert _stored(store, res.trace_id) == expected
+    assert pending(store, res.trace_id) == 0
+
+
+def pending_before(stored: dict[int, int]) -> int:
+    return sum(1 for n in stored.values() if n == PENDING_TOKENS)
+
+
+def test_fill_in_batches_with_progress_and_a_cancel_keeps_what_is_done(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (res,) = import_paths(store, [FIXTURE])
+    todo = pending(store, res.trace_id)
+    assert todo > 4
+    monkeypatch.setattr(counting, "BATCH", 2)
+    cancel = threading.Event()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done >= 4:
+            cancel.set()
+
+    with pytest.raises(ImportCancelled):
+        fill_pending(store, [res.trace_id], progress=progress, cancel=cancel)
+    left = pending(store, res.trace_id)
+    assert seen[0] == (2, todo) and 0 < left <= todo - 4
+    assert fill_pending(store, [res.trace_id]) == left
+    assert _stored(store, res.trace_id) == _expected(store, res.trace_id)
