@@ -173,6 +173,7 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     module = importer(unit.format)
     ctx.warnings = []
     ctx.where = str(unit.main)
+    ctx.finite_json = True
     try:
         with store.write() as w:
             results: list[ImportResult] = module.run(w, ctx, unit)

@@ -90,6 +90,9 @@ class ImportContext:
     notes: dict[str, tuple[int, str]] = field(default_factory=dict)
     where: str = ""
     """File and line being read (names the place when an unexpected error escapes)."""
+    finite_json: bool = True
+    """No line of the current unit needed ``json`` to be read, so nothing read holds NaN or
+    an infinity (orjson refuses both): JSON columns need no check for them."""
     _last_report: float = 0.0
 
     def advance(self, nbytes: int) -> None:
@@ -153,6 +156,9 @@ class TraceBuilder:
         self.llm_calls = 0
         self.subagents: set[str] = set()
         self._next = 0
+        self.json_from_reader = False
+        """Set by an importer whose JSON values all come from ``reading.iter_jsonl`` (no
+        JSON parsed elsewhere, no float computed): then ``ctx.finite_json`` holds for them."""
         self._pending: list[NewMessage] = []
         self._counts: list[int] = []
         self._pending_parent: int | None = None
@@ -208,7 +214,11 @@ class TraceBuilder:
             return
         first = self._next - len(self._pending)
         written = self.w.append_counted(
-            self.trace_id, self._pending, self._counts, self._pending_parent
+            self.trace_id,
+            self._pending,
+            self._counts,
+            self._pending_parent,
+            finite_json=self.json_from_reader and self.ctx.finite_json,
         )
         assert written == first, "sequence prediction broke: trace written concurrently?"
         self._pending, self._counts = [], []

@@ -757,6 +757,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     meta, created = _session_info(main)
     meta["files"] = [str(p) for p in unit.files]
     b = TraceBuilder(w, ctx, FORMAT, str(unit.path), main.stem, meta, created)
+    b.json_from_reader = True  # every value written comes from iter_records
     session = _Session(b, ctx)
     try:
         standalone = main.name.startswith("agent-")

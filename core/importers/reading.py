@@ -52,12 +52,21 @@ def loads(line: bytes) -> Any:
     orjson reads integers beyond 64 bits as floats: a line holding 19 or more digits in a
     row goes to ``json`` without trying.
     """
+    value = _fast_loads(line)
+    return json.loads(line) if value is _NEEDS_JSON else value
+
+
+def _fast_loads(line: bytes) -> Any:
+    """orjson's value of ``line``, or ``_NEEDS_JSON`` where only ``json`` gives the same."""
     if _LONG_DIGITS not in line.translate(_DIGITS):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(line)
+    return _NEEDS_JSON
+
+
+_NEEDS_JSON = object()
 
 
 #: Digits to ``0``, all else to a space: ``_LONG_DIGITS in line.translate(_DIGITS)`` finds
@@ -98,7 +107,10 @@ def iter_jsonl(
             if not line.strip():
                 continue
             try:
-                value = loads(line)
+                value = _fast_loads(line)
+                if value is _NEEDS_JSON:
+                    ctx.finite_json = False  # json reads NaN and infinities; orjson never
+                    value = json.loads(line)
             except ValueError as exc:
                 hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
                 raise InvalidInputError(

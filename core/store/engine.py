@@ -52,6 +52,7 @@ def _on_sqlite_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA wal_autocheckpoint=0")
     cur.close()
 
 

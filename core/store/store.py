@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core.errors import CtxlensError, IntegrityError, StoreOpenError
 from core.records import Checkpoint, Message, NewMessage, Trace
+from core.store.checkpoint import Checkpointer
 from core.store.engine import database_url, make_engine, prepare_schema, sqlite_path
 from core.store.objects import LocalObjectStore, ObjectStore
 from core.store.reader import Reader
@@ -34,6 +35,9 @@ class Store:
         self.objects = objects
         self.url = url
         self._owns_objects = False
+        path = sqlite_path(url)
+        self.checkpointer = Checkpointer(path) if path is not None else None
+        """Checkpoints a SQLite file's WAL after writes, off the writer's thread."""
 
     @classmethod
     def open(
@@ -67,6 +71,8 @@ class Store:
         return str(self.path) if self.path else self.engine.url.render_as_string(True)
 
     def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         self.engine.dispose()
         close_objects = getattr(self.objects, "close", None)
         if self._owns_objects and close_objects is not None:
@@ -96,6 +102,8 @@ class Store:
                     writer = Writer(conn, self.objects)
                     yield writer
                     writer.flush()
+            if self.checkpointer is not None:
+                self.checkpointer.poke()
         except CtxlensError:
             raise
         except DBAPIError as exc:

@@ -259,9 +259,12 @@ class Writer:
         messages: Sequence[NewMessage],
         token_counts: Sequence[int],
         parent: int | None,
+        finite_json: bool = False,
     ) -> int:
         """Bulk ``append`` for importers: a chain from ``parent`` whose token counts are
         given, written without building ``Message`` records; the head does not move.
+        ``finite_json``: the caller knows no value holds NaN or an infinity (read by orjson,
+        which refuses both), so JSON columns skip the check for them.
         Returns the first sequence written."""
         st = self._state(trace_id)
         first = st.next_sequence
@@ -280,7 +283,7 @@ class Writer:
             line, depth = self._place(st, p, seq, nm.branch_type, nm.branch_id)
             rows.append(_new_row(trace_id, seq, p, line, depth, nm, tokens, now))
             p = seq
-        self._insert_rows(rows)
+        self._insert_rows(rows, finite_json)
         st.message_count += len(rows)
         st.dirty = True
         return first
@@ -352,7 +355,7 @@ class Writer:
         ]
         self.conn.exec_driver_sql(_SQLITE_INSERT, rows)
 
-    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+    def _insert_rows(self, rows: list[tuple[Any, ...]], finite_json: bool = False) -> None:
         """Insert rows given as ``_new_row`` tuples (JSON columns still as values). On
         SQLite through the driver, ``_ROWS_PER_INSERT`` rows per statement (one statement
         step, which lets go of the GIL, per 64 rows instead of per row), the rest one row per
@@ -360,7 +363,7 @@ class Writer:
         if self.conn.dialect.name != "sqlite":
             self.conn.execute(insert(t.messages), [dict(zip(_MESSAGE_COLUMNS, r)) for r in rows])
             return
-        js, exact = _json_text, _json_exact
+        js, exact = (_json_finite if finite_json else _json_text), _json_exact
         values = [
             (*r[:7], js(r[7]), exact(r[8]), *r[9:17], js(r[17]), r[18], js(r[19])) for r in rows
         ]
@@ -865,6 +868,16 @@ def _json_text(value: Any) -> str | None:
     if b"null" in out and orjson.loads(out) != value:
         return json.dumps(value)
     return out.decode()
+
+
+def _json_finite(value: Any) -> str | None:
+    """``_json_text`` for a value known to hold no NaN or infinity: orjson's text as is."""
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except TypeError:
+        return json.dumps(value)
 
 
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME

@@ -1,6 +1,7 @@
 """The import fast paths give what the plain ones give: ``reading.loads`` is ``json.loads``
-(values and errors), and counts computed by the counting threads are the exact
-``count_message`` figures of every stored message (TOK-1)."""
+(values and errors), JSON columns written without the NaN check hold what was read, and
+the counts filled in after an import are the exact ``count_message`` figures of every
+stored message (TOK-1)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.importers.api import import_paths
+from core.importers.counting import fill_pending
 from core.importers.reading import describe_json_error, loads
 from core.store import Store
 from core.tokens import TokenCounter
@@ -107,3 +109,28 @@ def test_imported_token_counts_are_exact(store: Store, sub: str) -> None:
             else counter.count_message(m.role, m.content, m.tool_calls, m.name).tokens
         )
         assert m.token_count == expected, (m.sequence, m.kind)
+    fill_pending(store, [res.trace_id])
+    with store.read() as r:
+        r.count_pending = False  # the stored figures themselves
+        stored = {m.sequence: m.token_count for m in r.all_messages(res.trace_id)}
+    assert stored == {m.sequence: m.token_count for m in msgs}
+
+
+def test_nan_read_by_json_is_kept_in_json_columns(store: Store, tmp_path: Path) -> None:
+    """Lines orjson reads are written without the NaN check; once a line needed ``json``
+    (NaN, Infinity), values are checked, so NaN is stored as NaN, not as ``null``."""
+    src = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+    lines = src.read_text(encoding="utf-8").splitlines()
+    odd = (
+        '{"sessionId": "sess-1", "type": "progress", "uuid": "p-nan", "parentUuid": "u1", '
+        '"timestamp": "2025-01-01T00:00:03Z", "data": {"type": "hook_progress", '
+        '"x": NaN, "y": -Infinity, "z": null}}'
+    )
+    path = tmp_path / "nan.jsonl"
+    path.write_text("\n".join([*lines[:2], odd, *lines[2:]]) + "\n", encoding="utf-8")
+    (res,) = import_paths(store, [path])
+    with store.read() as r:
+        metas = [m.metadata for m in r.all_messages(res.trace_id) if m.kind == "meta"]
+    records = [x for md in metas for x in (md.get("records") or [md])]
+    (data,) = [x["data"] for x in records if x.get("uuid") == "p-nan"]
+    assert math.isnan(data["x"]) and data["y"] == -math.inf and data["z"] is None
