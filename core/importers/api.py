@@ -11,6 +11,7 @@ import hashlib
 import importlib
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -157,19 +158,25 @@ def summarize(r: Reader, trace_id: str, path: str, fmt: str) -> ImportResult:
 
 
 def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[ImportResult]:
-    """Import one unit in one transaction (nothing of it is kept if it fails)."""
-    digest = content_hash(unit)
+    """Import one unit in one transaction (nothing of it is kept if it fails).
+
+    A re-import is found by the content hash of the unit's files. When no earlier import had
+    a unit of this size it cannot be one, so the hash is computed on a thread beside the
+    import (hashlib lets go of the GIL) and checked just before the commit; otherwise it is
+    computed first and a re-import is not read at all.
+    """
+    nbytes = sum(_size(p) for p in unit.files)
     with store.read() as r:
-        existing = r.imported(digest)
-        if existing:
-            return [
-                replace(
-                    summarize(r, tid, str(unit.path), unit.format),
-                    duplicate=True,
-                    warnings=(f"already imported as trace {tid}",),
-                )
-                for tid in existing
-            ]
+        maybe_again = r.may_be_imported(nbytes)
+    hashing: Future[str] | None = None
+    if maybe_again:
+        digest = content_hash(unit)
+        with store.read() as r:
+            existing = r.imported(digest)
+            if existing:
+                return _duplicates(r, unit, existing)
+    else:
+        hashing = _hasher().submit(content_hash, unit)
     module = importer(unit.format)
     ctx.warnings = []
     ctx.where = str(unit.main)
@@ -177,8 +184,16 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     try:
         with store.write() as w:
             results: list[ImportResult] = module.run(w, ctx, unit)
+            if hashing is not None:
+                digest = hashing.result()
+                existing = w.read.imported(digest)  # imported meanwhile by someone else
+                if existing:
+                    raise _AlreadyImported(existing)
             for i, res in enumerate(results):
-                w.record_import(digest, i, res.trace_id, str(unit.path), unit.format)
+                w.record_import(digest, i, res.trace_id, str(unit.path), unit.format, nbytes)
+    except _AlreadyImported as again:
+        with store.read() as r:
+            return _duplicates(r, unit, again.trace_ids)
     except CtxlensError:
         raise
     except RecursionError:
@@ -188,6 +203,38 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
             f"{ctx.where}: cannot import this record ({type(exc).__name__}: {exc})"
         ) from None
     return results
+
+
+class _AlreadyImported(Exception):
+    """Rolls back an import whose content turned out to be in the store already."""
+
+    def __init__(self, trace_ids: list[str]) -> None:
+        super().__init__("already imported")
+        self.trace_ids = trace_ids
+
+
+def _duplicates(r: Reader, unit: ImportUnit, trace_ids: list[str]) -> list[ImportResult]:
+    return [
+        replace(
+            summarize(r, tid, str(unit.path), unit.format),
+            duplicate=True,
+            warnings=(f"already imported as trace {tid}",),
+        )
+        for tid in trace_ids
+    ]
+
+
+_hash_pool: ThreadPoolExecutor | None = None
+_hash_lock = threading.Lock()
+
+
+def _hasher() -> ThreadPoolExecutor:
+    """One thread for content hashes computed beside imports."""
+    global _hash_pool
+    with _hash_lock:
+        if _hash_pool is None:
+            _hash_pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-import-hash")
+        return _hash_pool
 
 
 def import_paths(

@@ -436,6 +436,12 @@ class Reader:
         q = select(t.turns).where(t.turns.c.session_id == session_id).order_by(t.turns.c.turn_index)
         return [dict(r._mapping) for r in self.conn.execute(q)]
 
+    def may_be_imported(self, nbytes: int) -> bool:
+        """Whether an earlier import had units of ``nbytes`` bytes (or of unknown size)."""
+        c = t.import_records.c
+        q = select(c.item).where(or_(c.bytes == nbytes, c.bytes.is_(None))).limit(1)
+        return self.conn.execute(q).first() is not None
+
     def imported(self, content_hash: str) -> list[str]:
         q = (
             select(t.import_records.c.trace_id)

@@ -282,4 +282,7 @@ import_records = Table(
     Column("path", Text, nullable=False),
     Column("format", String(32), nullable=False),
     Column("imported_at", Float, nullable=False),
+    # Total size of the unit's files: a unit of a size never imported cannot be a re-import,
+    # so its content hash can be computed beside the import instead of before it.
+    Column("bytes", BigInteger, nullable=True),
 )

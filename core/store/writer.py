@@ -661,7 +661,13 @@ class Writer:
             self.conn.execute(insert(t.metadata.tables[table]), rows_)
 
     def record_import(
-        self, content_hash: str, item: int, trace_id: str, path: str, fmt: str
+        self,
+        content_hash: str,
+        item: int,
+        trace_id: str,
+        path: str,
+        fmt: str,
+        nbytes: int | None = None,
     ) -> None:
         self.conn.execute(
             insert(t.import_records).values(
@@ -671,6 +677,7 @@ class Writer:
                 path=path,
                 format=fmt,
                 imported_at=time.time(),
+                bytes=nbytes,
             )
         )
 

@@ -145,3 +145,37 @@ def test_builder_writes_every_field_and_the_count_is_filled_once(store: Store) -
     assert {
         f.name: getattr(read, f.name) for f in fields(NewMessage) if f.name != "token_count"
     } == {f.name: getattr(sample, f.name) for f in fields(NewMessage) if f.name != "token_count"}
+
+
+def test_reimport_found_before_the_commit_when_the_size_was_not_known(store: Store) -> None:
+    """A unit of a size never imported is hashed beside the import; if its content turns
+    out to be in the store (imported meanwhile), the import is rolled back."""
+    from sqlalchemy import func, update
+
+    src = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+    (first,) = import_paths(store, [src])
+    with store.read() as r:
+        assert r.may_be_imported(src.stat().st_size)
+        assert not r.may_be_imported(src.stat().st_size + 1)
+        traces = len(r.traces())
+    with store.write() as w:  # as if the first import had been of another size
+        w.conn.execute(update(t.import_records).values(bytes=1))
+    (again,) = import_paths(store, [src])
+    assert again.duplicate and again.trace_id == first.trace_id
+    with store.read() as r:
+        assert len(r.traces()) == traces, "the second import was rolled back"
+        n = r.conn.execute(select(func.count()).select_from(t.import_records)).scalar_one()
+    assert n == 1
+
+
+def test_records_of_unknown_size_keep_the_hash_first(store: Store) -> None:
+    from sqlalchemy import update
+
+    src = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+    import_paths(store, [src])
+    with store.write() as w:  # rows written before import sizes were kept
+        w.conn.execute(update(t.import_records).values(bytes=None))
+    with store.read() as r:
+        assert r.may_be_imported(12345)
+    (again,) = import_paths(store, [src])
+    assert again.duplicate
