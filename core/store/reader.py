@@ -302,11 +302,14 @@ class Reader:
         if goal_id:
             conds.append(or_(m.goal_id == goal_id, m.goal_id.startswith(goal_id + ".")))
         if tool_name:
-            # A tool result names its tool; a call carries it in tool_calls JSON.
+            # A tool result names its tool; a call carries it in tool_calls JSON, written
+            # by ``json`` (runs: ``"name": "x"``) or orjson (imports: ``"name":"x"``).
+            calls = cast(m.tool_calls, Text)
             conds.append(
                 or_(
                     m.name == tool_name,
-                    cast(m.tool_calls, Text).contains(f'"name": "{tool_name}"', autoescape=True),
+                    calls.contains(f'"name": "{tool_name}"', autoescape=True),
+                    calls.contains(f'"name":"{tool_name}"', autoescape=True),
                 )
             )
         q = select(m.sequence).where(and_(*conds)).order_by(m.sequence).limit(limit)

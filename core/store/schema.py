@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 metadata = MetaData()
@@ -70,7 +71,15 @@ messages = Table(
     Column("metadata", Json, nullable=True),
     UniqueConstraint("trace_id", "sequence", name="uq_messages_trace_sequence"),
     Index("ix_messages_line_depth", "trace_id", "line", "depth"),
-    Index("ix_messages_tool_call_id", "trace_id", "tool_call_id"),
+    # Only tool results carry a tool_call_id: the index skips the other rows (an import
+    # writes a third fewer index entries); ``tool_call_id = ?`` implies it is not NULL.
+    Index(
+        "ix_messages_tool_call_id",
+        "trace_id",
+        "tool_call_id",
+        sqlite_where=text("tool_call_id IS NOT NULL"),
+        postgresql_where=text("tool_call_id IS NOT NULL"),
+    ),
 )
 
 # A line is a straight run of messages (each the only child of the previous one on it).

@@ -363,10 +363,8 @@ class Writer:
         if self.conn.dialect.name != "sqlite":
             self.conn.execute(insert(t.messages), [dict(zip(_MESSAGE_COLUMNS, r)) for r in rows])
             return
-        js, exact = (_json_finite if finite_json else _json_text), _json_exact
-        values = [
-            (*r[:7], js(r[7]), exact(r[8]), *r[9:17], js(r[17]), r[18], js(r[19])) for r in rows
-        ]
+        js = _json_finite if finite_json else _json_text
+        values = [(*r[:7], js(r[7]), js(r[8]), *r[9:17], js(r[17]), r[18], js(r[19])) for r in rows]
         full = len(values) - len(values) % _ROWS_PER_INSERT
         for start in range(0, full, _ROWS_PER_INSERT):
             chunk = values[start : start + _ROWS_PER_INSERT]
@@ -852,7 +850,8 @@ _SQLITE_INSERT_MANY = f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) VAL
 
 def _json_exact(value: Any) -> str | None:
     """A JSON column exactly as SQLAlchemy's JSON type stores it (``json.dumps``). Used for
-    ``tool_calls``: ``Reader.search`` finds a tool by the text ``"name": "<tool>"``."""
+    the ``tool_calls`` of messages a run appends (``Reader.search`` finds a tool by the
+    text ``"name": "<tool>"``, or ``"name":"<tool>"`` as importers write it)."""
     return None if value is None else json.dumps(value)
 
 

@@ -179,3 +179,27 @@ def test_records_of_unknown_size_keep_the_hash_first(store: Store) -> None:
         assert r.may_be_imported(12345)
     (again,) = import_paths(store, [src])
     assert again.duplicate
+
+
+def test_search_finds_tools_in_imported_calls(store: Store) -> None:
+    """Imports write tool calls with orjson (``"name":"Read"``); search finds them as it
+    finds those a run writes (``"name": "Read"``), and the results that name the tool."""
+    import json
+
+    src = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+    calls = [
+        b["name"]
+        for line in src.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+        for rec in [json.loads(line)]
+        if rec.get("type") == "assistant" and isinstance(rec["message"]["content"], list)
+        for b in rec["message"]["content"]
+        if b.get("type") == "tool_use"
+    ]
+    assert calls
+    (res,) = import_paths(store, [src])
+    with store.read() as r:
+        for name in calls:
+            found = [r.message(res.trace_id, s) for s in r.search(res.trace_id, tool_name=name)]
+            assert any(c.name == name for m in found for c in m.tool_calls), name
+            assert all(m.name == name or any(c.name == name for c in m.tool_calls) for m in found)
