@@ -548,8 +548,10 @@ class _Session:
         the record without the session keys, or for several ``{"uuid": <last>, "records":
         [...]}``; a Claude Code turn logs ~6 such records per tool call."""
         labels: list[str] = []
-        kept: list[dict[str, Any]] = []
-        for rec in records:
+        size = 0
+        for rec in records:  # labels until the line is full (the summary keeps 500 chars)
+            if size > 500:
+                break
             data = rec.get("data")
             data = data if isinstance(data, dict) else {}
             label = str(rec.get("subtype") or data.get("type") or rec.get("type"))
@@ -562,8 +564,8 @@ class _Session:
                     [str(x) for x in (label, detail, text if isinstance(text, str) else "") if x]
                 )
             )
-            meta = {k: v for k, v in rec.items() if k not in _SESSION_KEYS}
-            kept.append(meta)
+            size += len(labels[-1]) + 3
+        kept = [{k: v for k, v in rec.items() if k not in _SESSION_KEYS} for rec in records]
         first = records[0]
         when = parse_time(first.get("timestamp") or as_dict(first.get("snapshot")).get("timestamp"))
         if len(records) == 1:
