@@ -13,10 +13,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from core.importers.base import TraceBuilder
 from core.records import Role
+from core.store.writer import orjson_text
 
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -35,20 +34,16 @@ def role_of(value: Any, default: Role = "user") -> Role:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text, unicode kept (tool arguments, structured outputs).
-
-    orjson where its text reads back as the same value (``json.dumps`` for what it refuses
-    and for NaN and infinities, which it writes as ``null``); numbers in exponent form are
-    written without ``+`` (``1e16``), which JSON reads the same."""
+    """Compact JSON text, unicode kept (tool arguments, structured outputs): orjson's where
+    it reads back as the same value (``core/store/writer.py:orjson_text``), else ``json``'s.
+    Numbers in exponent form are written without ``+`` (``1e16``), which JSON reads the
+    same."""
     if isinstance(value, str):
         return value
-    try:
-        out = orjson.dumps(value)
-    except TypeError:
-        out = None
-    if out is None or (b"null" in out and orjson.loads(out) != value):
+    text = orjson_text(value)
+    if text is None:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return out.decode()
+    return text
 
 
 def text_of(value: Any) -> str:

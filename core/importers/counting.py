@@ -23,7 +23,7 @@ from core.errors import ImportCancelled
 from core.store import Store
 from core.store import schema as t
 from core.store.triggers import PENDING_TOKENS
-from core.tokens.counter import TokenCounter
+from core.tokens.counter import TokenCounter, bounded_counter
 
 #: Kinds stored with 0 tokens without encoding: records of what happened, never sent.
 NOT_COUNTED = frozenset({"meta"})
@@ -31,17 +31,9 @@ NOT_COUNTED = frozenset({"meta"})
 #: Messages counted and stored per transaction (a reader waits for at most one batch).
 BATCH = 500
 
-#: Texts longer than this are counted without entering the memo (bounded memory).
-MEMO_MAX_CHARS = 4096
-
 Progress = Callable[[int, int], None]
 Pending = tuple[int, str, str, list[dict[str, str]] | None, str | None]
 """``(row id, role, content, tool_calls as stored, name)`` of a message to count."""
-
-
-def import_counter() -> TokenCounter:
-    """A counter whose memo keeps only short texts, so memory stays bounded."""
-    return TokenCounter(max_entries=4096, memo_max_chars=MEMO_MAX_CHARS)
 
 
 def pending(store: Store, trace_id: str) -> int:
@@ -67,7 +59,6 @@ def fill_pending(
     trace_ids: Sequence[str],
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
-    counter: TokenCounter | None = None,
 ) -> int:
     """Count and store every pending token count of ``trace_ids``; returns how many.
 
@@ -76,7 +67,7 @@ def fill_pending(
     run twice at once: a count is only written where it is still pending.
     ``progress(done, total)`` after each batch; ``cancel`` stops between batches.
     """
-    counter = counter or import_counter()
+    counter = bounded_counter()
     total = sum(pending(store, tid) for tid in trace_ids)
     done = 0
     with ThreadPoolExecutor(1, thread_name_prefix="ctxlens-count") as pool:

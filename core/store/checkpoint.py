@@ -29,7 +29,7 @@ class Checkpointer:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._wake = threading.Event()
-        self._stop = False
+        self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.checkpoints = 0
@@ -38,7 +38,7 @@ class Checkpointer:
     def poke(self) -> None:
         """A write transaction committed: checkpoint soon."""
         with self._lock:
-            if self._stop:
+            if self._stopped.is_set():
                 return
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -50,7 +50,7 @@ class Checkpointer:
     def close(self) -> None:
         """Stop the thread (a checkpoint under way finishes first)."""
         with self._lock:
-            self._stop = True
+            self._stopped.set()
             thread = self._thread
         self._wake.set()
         if thread is not None:
@@ -61,7 +61,7 @@ class Checkpointer:
         try:
             while True:
                 self._wake.wait()
-                if self._stop:
+                if self._stopped.is_set():
                     return
                 self._wake.clear()
                 started = time.monotonic()
@@ -71,7 +71,7 @@ class Checkpointer:
                 except sqlite3.Error:
                     pass  # the next write pokes again; SQLite checkpoints at close anyway
                 rest = MIN_INTERVAL - (time.monotonic() - started)
-                if rest > 0 and not self._stop:
-                    time.sleep(rest)
+                if rest > 0:
+                    self._stopped.wait(rest)  # a close does not wait out the interval
         finally:
             conn.close()

@@ -13,27 +13,25 @@ from dataclasses import replace
 
 from core.records import Message
 from core.store.triggers import PENDING_TOKENS
-from core.tokens.counter import TokenCounter, default_counter
+from core.tokens.counter import TokenCounter, bounded_counter
 
-
-def count_pending(messages: Sequence[Message], counter: TokenCounter | None = None) -> list[int]:
-    """The token count of each message: counted if pending, else its own. All pending
-    texts go to tiktoken in one call."""
-    todo = [m for m in messages if m.token_count == PENDING_TOKENS]
-    counts = iter(
-        (counter or default_counter()).count_messages(
-            [(m.role, m.content, m.tool_calls, m.name) for m in todo]
-        )
-        if todo
-        else ()
-    )
-    return [next(counts) if m.token_count == PENDING_TOKENS else m.token_count for m in messages]
+_counter: TokenCounter | None = None
 
 
 def with_pending_counted(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with every pending count replaced by the real one."""
-    counts = count_pending(messages)
+    """``messages`` with every pending count replaced by the real one (all pending texts
+    in one tiktoken call; the memo keeps short texts only, so reading a whole imported
+    trace does not hold its tool outputs in memory)."""
+    global _counter
+    todo = [m for m in messages if m.token_count == PENDING_TOKENS]
+    if not todo:
+        return list(messages)
+    if _counter is None:
+        _counter = bounded_counter()
+    counts = iter(
+        _counter.count_messages([(m.role, m.content, m.tool_calls, m.name) for m in todo])
+    )
     return [
-        m if m.token_count == n else replace(m, token_count=n)
-        for m, n in zip(messages, counts, strict=True)
+        replace(m, token_count=next(counts)) if m.token_count == PENDING_TOKENS else m
+        for m in messages
     ]

@@ -206,6 +206,16 @@ def _is_image(part: dict[str, Any]) -> bool:
     return part.get("type") in ("image", "image_url")
 
 
+#: Texts longer than this stay out of a ``bounded_counter``'s memo.
+SHORT_TEXT_CHARS = 4096
+
+
+def bounded_counter() -> TokenCounter:
+    """A counter whose memo keeps only short texts, so memory stays bounded when it counts
+    a whole imported trace (long tool outputs are rarely counted twice)."""
+    return TokenCounter(max_entries=4096, memo_max_chars=SHORT_TEXT_CHARS)
+
+
 _default: TokenCounter | None = None
 
 
