@@ -50,6 +50,7 @@ from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
 from ui.session import Session
 from ui.settings import AppSettings
+from ui.search.install import install as install_search
 from ui.tasks import TaskRunner
 from ui.theme import apply_theme
 from ui.timeline.widget import TimelineWidget
@@ -264,6 +265,7 @@ class MainWindow(QMainWindow):
           "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
+        self.search_all = install_search(self)  # Search all traces… (#21)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
