@@ -48,9 +48,9 @@ from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
 from ui.panes.traces import TraceBrowser
 from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
+from ui.search.install import install as install_search
 from ui.session import Session
 from ui.settings import AppSettings
-from ui.search.install import install as install_search
 from ui.tasks import TaskRunner
 from ui.theme import apply_theme
 from ui.timeline.widget import TimelineWidget

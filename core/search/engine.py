@@ -3,7 +3,7 @@
 Order: trace-level filters (source, model, dates, has:compaction, has:error, trace id)
 narrow the traces with one query over ``traces``; message hits come newest first by row id
 (an FTS5 rowid scan or the messages primary key, never a sort of all matches); ``cost`` and
-``tokens`` bounds are judged per trace for the traces the hits touch (priced once each).
+``tokens`` bounds are judged per candidate trace from its recorded calls, before the hits.
 """
 
 from __future__ import annotations
@@ -84,17 +84,18 @@ def _catch_up(store: Store) -> int:
 
 def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator[Hit]:
     traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
+    kept = _Bounds(r, q, table).restrict(list(traces))
+    traces = {tid: traces[tid] for tid in kept}
     if not traces:
         return
-    judge = _Bounds(r, q, table)
     if not q.on_messages:
         rows = sorted(traces.values(), key=lambda row: row.created_at, reverse=True)
-        yield from [_trace_hit(row) for row in rows if judge.keeps(row.id)][:limit]
+        yield from [_trace_hit(row) for row in rows][:limit]
         return
     n = 0
     for row in _message_rows(r, q, list(traces) if _narrowed(q) else None):
         tr = traces.get(row.trace_id)
-        if tr is None or not judge.keeps(row.trace_id):
+        if tr is None:
             continue
         yield Hit(
             tr.id,
@@ -112,7 +113,7 @@ def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator
 
 
 def _narrowed(q: Query) -> bool:
-    return any((q.model, q.source, q.trace, q.after, q.before, q.has))
+    return any((q.model, q.source, q.trace, q.after, q.before, q.has, q.bounds))
 
 
 def _trace_query(q: Query) -> Select[Any]:
@@ -221,38 +222,48 @@ def _trace_hit(row: Any) -> Hit:
 
 
 class _Bounds:
-    """``cost``/``tokens`` bounds, judged once per trace from its recorded calls."""
+    """``cost``/``tokens`` bounds: judged for all candidate traces in one pass of the calls
+    (their recorded usage), message token totals only for traces without usage."""
 
     def __init__(self, r: Reader, q: Query, table: PriceTable | None) -> None:
         self.r, self.bounds = r, q.bounds
         self.table = table
-        self.memo: dict[str, bool] = {}
+        self.kept: set[str] | None = None
 
-    def keeps(self, trace_id: str) -> bool:
+    def restrict(self, trace_ids: list[str]) -> list[str]:
         if not self.bounds:
-            return True
-        if trace_id not in self.memo:
-            cost, tokens = self._measure(trace_id)
-            values = {"cost": cost, "tokens": tokens}
-            self.memo[trace_id] = all(b.holds(values[b.field]) for b in self.bounds)
-        return self.memo[trace_id]
-
-    def _measure(self, trace_id: str) -> tuple[float | None, float]:
+            return trace_ids
         table = self.table or load_table()
-        summary = CostSummary(table.table_date)
-        tokens = 0
-        for call in call_usages(self.r, trace_id):
+        costs: dict[str, CostSummary] = {}
+        tokens: dict[str, int] = {}
+        wanted = set(trace_ids)
+        for call in call_usages(self.r):
+            if call.trace_id not in wanted:
+                continue
+            summary = costs.setdefault(call.trace_id, CostSummary(table.table_date))
             summary.add(call.model, price_call(call, table), call.agent_name, None)
             counts = token_usage(call.usage)
-            tokens += counts.prompt + counts.completion if counts else 0
-        if not tokens:
-            tokens = _message_tokens(self.r, trace_id)
-        return (summary.usd if summary.priced_calls else None), float(tokens)
+            if counts:
+                tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt
+                tokens[call.trace_id] += counts.completion
+        missing = [tid for tid in trace_ids if not tokens.get(tid)]
+        tokens.update(_message_tokens(self.r, missing))
+        self.kept = {tid for tid in trace_ids if self._holds(costs.get(tid), tokens.get(tid, 0))}
+        return [tid for tid in trace_ids if tid in self.kept]
+
+    def _holds(self, cost: CostSummary | None, tokens: int) -> bool:
+        usd = cost.usd if cost is not None and cost.priced_calls else None
+        values = {"cost": usd, "tokens": float(tokens)}
+        return all(b.holds(values[b.field]) for b in self.bounds)
 
 
-def _message_tokens(r: Reader, trace_id: str) -> int:
+def _message_tokens(r: Reader, trace_ids: list[str]) -> dict[str, int]:
+    if not trace_ids:
+        return {}
     m = t.messages.c
-    q = select(func.coalesce(func.sum(m.token_count), 0)).where(
-        m.trace_id == trace_id, m.token_count > 0
+    q = (
+        select(m.trace_id, func.coalesce(func.sum(m.token_count), 0))
+        .where(m.trace_id.in_(trace_ids), m.token_count > 0)
+        .group_by(m.trace_id)
     )
-    return int(r.conn.execute(q).scalar_one())
+    return {tid: int(n) for tid, n in r.conn.execute(q)}
