@@ -122,3 +122,20 @@ def test_bad_price_settings_are_clear_errors(
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_compare_shows_cost_beside_tokens(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer]
+) -> None:
+    db = tmp_path / "cmp.db"
+    a = _run(cli, db, serve(ScriptedModel(script(3))), "gpt-4o")
+    b = _run(cli, db, serve(ScriptedModel(script(1))), "claude-sonnet-4-5-20250929")
+    code, out = cli("--db", str(db), "traces", "--json")
+    usd = {t["id"]: t["cost"]["usd"] for t in json.loads(out)}
+    html = tmp_path / "r.html"
+    code, out = cli("--db", str(db), "compare", a, b, "--html", str(html), "--json")
+    assert code == 0
+    summary = json.loads(out)["summary"]["cost_usd"]
+    assert summary == {"a": pytest.approx(usd[a]), "b": pytest.approx(usd[b])}
+    assert usd[a] and usd[b] and usd[a] != usd[b]
+    assert "cost, USD" in html.read_text()
