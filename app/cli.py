@@ -21,6 +21,7 @@ from core.errors import CtxlensError
 #: Subcommand modules, in help order. Adding a command = one module + one line here.
 COMMANDS = (
     "app.commands.traces",
+    "app.commands.search",
     "app.commands.show",
     "app.commands.context",
     "app.commands.rewind",

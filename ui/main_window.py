@@ -48,6 +48,7 @@ from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
 from ui.panes.traces import TraceBrowser
 from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
+from ui.search.install import install as install_search
 from ui.session import Session
 from ui.settings import AppSettings
 from ui.tasks import TaskRunner
@@ -264,6 +265,7 @@ class MainWindow(QMainWindow):
           "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
+        self.search_all = install_search(self)  # Search all traces… (#21)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()

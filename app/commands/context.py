@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.cli import CliContext
+from app.commands.pricing import add_price_options, price_table
 from core.context.view import call_view, current_view, request_sha256, token_breakdown
 
 
@@ -19,10 +20,14 @@ def register(sub: Any) -> None:
         help="LLM call index (default: what the next call would receive)",
     )
     p.add_argument("--json", action="store_true")
+    add_price_options(p)
     p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:
+    from core.cost.stored import one_call_cost, trace_cost
+
+    table = price_table(ctx.args)
     with ctx.store().read() as r:
         tr = r.find_trace(ctx.args.trace)
         if ctx.args.call is None:
@@ -35,12 +40,17 @@ def run(ctx: CliContext) -> int:
         messages = view.openai()
         total, by = token_breakdown(view)
         digest = request_sha256(messages)
+        # Through call N (the whole trace without --call); ``call``: call N alone.
+        cost = trace_cost(r, tr.id, table, upto_call=ctx.args.call).to_json()
+        if ctx.args.call is not None:
+            cost["call"] = one_call_cost(r, tr.id, ctx.args.call, table).to_json()
     result = {
         "call": ctx.args.call,
         "messages": messages,
         "tokens": {"total": total, "by_component": by},
         "request_sha256": digest,
         "recorded_sha256": recorded,
+        "cost": cost,
     }
     if ctx.args.json:
         ctx.emit_json(result)

@@ -23,6 +23,8 @@ from typing import Any
 from core.context.compaction import load_records, retention_report
 from core.context.compaction.records import main_path_messages
 from core.context.view import View, current_items, render_item, resolve, token_breakdown
+from core.cost.stored import trace_cost
+from core.cost.table import load_table
 from core.exporters.ctxlens_json import export_text
 from core.inspect.context_report import ReportRow, item_tokens
 from core.inspect.timeline import preview_of
@@ -79,6 +81,8 @@ class Side:
     compactions: tuple[CompactionMark, ...]
     retention: dict[str, Any]
     replay_of: dict[str, Any] | None = None
+    cost: dict[str, Any] = field(default_factory=dict)
+    """``core/cost/compute.py:CostSummary.to_json`` of the whole trace."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +97,7 @@ class Side:
             "call_indexes": list(self.call_indexes),
             "compactions": [c.to_json() for c in self.compactions],
             "retention": self.retention,
+            "cost": self.cost,
         }
 
 
@@ -300,6 +305,7 @@ def _side(store: Store, r: Reader, trace: Any, calls: list[CallRef]) -> Side:
         _compactions(r, trace.id, calls),
         _retention(r, trace.id, calls),
         meta.get("replay_of") if isinstance(meta.get("replay_of"), dict) else None,
+        trace_cost(r, trace.id, load_table()).to_json(),
     )
 
 
@@ -365,4 +371,5 @@ def _summary(a: Side, b: Side, pairs: list[CallPair]) -> dict[str, Any]:
         "tool_calls": both("tool_calls"),
         "retention_ratio": {"a": a.retention.get("ratio"), "b": b.retention.get("ratio")},
         "same_context_calls": sum(1 for p in pairs if p.same),
+        "cost_usd": {"a": a.cost.get("usd"), "b": b.cost.get("usd")},
     }

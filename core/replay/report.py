@@ -89,6 +89,7 @@ def _summary_table(cmp: Comparison) -> str:
     names = [
         ("main_calls", "main-agent calls"),
         ("input_tokens", "input tokens (sum over calls)"),
+        ("cost_usd", "cost, USD (priced calls; none: no price)"),
         ("compactions", "compactions"),
         ("compactions_by_level", "compactions by level"),
         ("redone_tool_calls", "redone tool calls"),

@@ -20,7 +20,7 @@ from sqlalchemy.pool import NullPool
 from core.errors import SchemaTooNewError, StoreOpenError
 
 #: The newest migration this code knows; checked on open without importing Alembic.
-HEAD_REVISION = "0005_import_speed"
+HEAD_REVISION = "0012_search"
 #: SQLite header ``application_id`` of ctxlens stores ("CTXL"): file managers recognise a
 #: store by it (the desktop MIME type ``application/x-ctxlens-store`` matches it as magic).
 APPLICATION_ID = 0x4354584C
@@ -166,6 +166,7 @@ def _create_fresh(engine: Engine, where: str) -> None:
     This is what Alembic recommends for new databases (create_all, then stamp); a test
     checks that it yields the same schema as running every migration.
     """
+    from core.store import fulltext as search_ddl
     from core.store import triggers
     from core.store.schema import metadata
 
@@ -177,6 +178,8 @@ def _create_fresh(engine: Engine, where: str) -> None:
                     conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
                 metadata.create_all(conn)
                 for statement in triggers.statements(conn.dialect.name):
+                    conn.exec_driver_sql(statement)
+                for statement in search_ddl.statements(conn.dialect.name):
                     conn.exec_driver_sql(statement)
                 conn.exec_driver_sql(
                     "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "

@@ -209,6 +209,11 @@ class TimelineWidget(QWidget):
         if last is not None and last.sequence != seq:
             self._pending_select = seq
 
+    def select_after_reload(self, sequence: int) -> None:
+        """Select ``sequence`` when the next reload has loaded the path (opening a trace at
+        a message: the reload would otherwise select the head)."""
+        self._pending_select = sequence
+
     def _path_loaded(self, src: PathSource) -> None:
         store = self.session.store
         if store is None or src.trace_id != self.session.trace_id:

@@ -1,0 +1,111 @@
+"""Pricing calls and summing them: per call, trace, agent (subagents), goal and model.
+
+A call is priced when its model has a row and its usage records token counts; a call that
+reports cache reads or writes its model has no price for is unpriced rather than guessed.
+``saved_usd`` is what the cache reads saved: the same tokens at the input price, minus what
+they cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.cost.table import Price, PriceTable
+from core.cost.usage import TokenUsage, token_usage
+
+MILLION = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CallCost:
+    usd: float | None
+    """``None``: no price (see ``reason``)."""
+    saved_usd: float = 0.0
+    reason: str = ""
+    """Why a call has no price: ``no price for MODEL``, ``no usage recorded``, …"""
+
+    def to_json(self) -> dict[str, Any]:
+        usd = None if self.usd is None else round(self.usd, 6)
+        return {"usd": usd, "saved_usd": round(self.saved_usd, 6), "reason": self.reason}
+
+
+@dataclass
+class CostSummary:
+    """Sums over a set of calls; ``usd`` covers the priced calls only."""
+
+    table_date: str
+    usd: float = 0.0
+    saved_usd: float = 0.0
+    priced_calls: int = 0
+    unpriced_calls: int = 0
+    unpriced_models: set[str] = field(default_factory=set)
+    by_agent: dict[str, float] = field(default_factory=dict)
+    by_goal: dict[str, float] = field(default_factory=dict)
+    by_model: dict[str, float] = field(default_factory=dict)
+
+    def add(self, model: str, cost: CallCost, agent: str, goal: str | None) -> None:
+        if cost.usd is None:
+            self.unpriced_calls += 1
+            self.unpriced_models.add(model or "(none)")
+            return
+        self.priced_calls += 1
+        self.usd += cost.usd
+        self.saved_usd += cost.saved_usd
+        for bucket, key in ((self.by_agent, agent), (self.by_model, model), (self.by_goal, goal)):
+            if key:
+                bucket[key] = bucket.get(key, 0.0) + cost.usd
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract shape ``{usd, priced_calls, unpriced_calls, table_date}`` and more."""
+        return {
+            "usd": round(self.usd, 6) if self.priced_calls else None,
+            "priced_calls": self.priced_calls,
+            "unpriced_calls": self.unpriced_calls,
+            "table_date": self.table_date,
+            "saved_usd": round(self.saved_usd, 6),
+            "unpriced_models": sorted(self.unpriced_models),
+            "by_agent": _rounded(self.by_agent),
+            "by_goal": _rounded(self.by_goal),
+            "by_model": _rounded(self.by_model),
+        }
+
+
+def call_cost(price: Price | None, usage: Any, model: str = "") -> CallCost:
+    counts = token_usage(usage)
+    if price is None:
+        return CallCost(None, reason=f"no price for {model or 'an unnamed model'}")
+    if counts is None:
+        return CallCost(None, reason="no usage recorded")
+    return _priced(price, counts)
+
+
+def summarize(
+    calls: Iterable[Any], table: PriceTable, goal_of: Callable[[Any], str | None] | None = None
+) -> CostSummary:
+    """Sum ``LlmCall``-like records (``model``, ``usage``, ``agent_name``)."""
+    out = CostSummary(table.table_date)
+    for call in calls:
+        cost = call_cost(table.lookup(call.model), call.usage, call.model)
+        out.add(call.model, cost, call.agent_name, goal_of(call) if goal_of else None)
+    return out
+
+
+def _priced(p: Price, u: TokenUsage) -> CallCost:
+    if u.cached and p.cache_read is None:
+        return CallCost(None, reason=f"no cache-read price for {p.model}")
+    if u.cache_creation and p.cache_write is None:
+        return CallCost(None, reason=f"no cache-write price for {p.model}")
+    read = p.cache_read or 0.0
+    usd = (
+        u.uncached_input * p.input
+        + u.cached * read
+        + u.cache_creation * (p.cache_write or 0.0)
+        + u.completion * p.output
+    ) / MILLION
+    return CallCost(usd, saved_usd=u.cached * (p.input - read) / MILLION)
+
+
+def _rounded(d: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 6) for k, v in sorted(d.items())}

@@ -1,0 +1,269 @@
+"""Run a cross-trace query: trace filters in SQL, message hits from the full-text index.
+
+Order: trace-level filters (source, model, dates, has:compaction, has:error, trace id)
+narrow the traces with one query over ``traces``; message hits come newest first by row id
+(an FTS5 rowid scan or the messages primary key, never a sort of all matches); ``cost`` and
+``tokens`` bounds are judged per candidate trace from its recorded calls, before the hits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
+from sqlalchemy.types import Text as SaText
+
+from core.cost.compute import CostSummary
+from core.cost.stored import call_usages, price_call
+from core.cost.table import PriceTable, load_table
+from core.cost.usage import token_usage
+from core.search.index import catch_up
+from core.search.query import Query
+from core.store import schema as t
+from core.store.fulltext import FTS_TABLE, PG_BODY
+from core.store.reader import Reader
+from core.store.store import Store
+
+PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    trace_id: str
+    title: str
+    source: str
+    sequence: int | None
+    """``None`` for a trace-only query (open the trace at its head)."""
+    role: str | None
+    kind: str | None
+    snippet: str
+    created_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "title": self.title,
+            "source": self.source,
+            "sequence": self.sequence,
+            "role": self.role,
+            "kind": self.kind,
+            "snippet": self.snippet,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class Results:
+    query: Query
+    hits: tuple[Hit, ...]
+    truncated: bool
+    indexed: int
+    """Messages added to the full-text index before this query ran."""
+    elapsed_ms: float
+
+
+def search(
+    store: Store, query: Query, limit: int = 200, table: PriceTable | None = None
+) -> Results:
+    """Every trace of ``store`` searched; at most ``limit`` hits, newest first."""
+    start = time.perf_counter()
+    indexed = _catch_up(store) if query.words else 0
+    with store.read() as r:
+        found = list(_hits(r, query, table, limit + 1))
+    elapsed = (time.perf_counter() - start) * 1000
+    return Results(query, tuple(found[:limit]), len(found) > limit, indexed, elapsed)
+
+
+def _catch_up(store: Store) -> int:
+    with store.write() as w:
+        return catch_up(w.conn)
+
+
+def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator[Hit]:
+    traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
+    kept = _Bounds(r, q, table).restrict(list(traces))
+    traces = {tid: traces[tid] for tid in kept}
+    if not traces:
+        return
+    if not q.on_messages:
+        rows = sorted(traces.values(), key=lambda row: row.created_at, reverse=True)
+        yield from [_trace_hit(row) for row in rows][:limit]
+        return
+    n = 0
+    for row in _message_rows(r, q, list(traces) if _narrowed(q) else None):
+        tr = traces.get(row.trace_id)
+        if tr is None:
+            continue
+        yield Hit(
+            tr.id,
+            tr.title,
+            tr.source,
+            row.sequence,
+            row.role,
+            row.kind,
+            _snippet(row.content, q.words),
+            row.created_at,
+        )
+        n += 1
+        if n >= limit:
+            return
+
+
+def _narrowed(q: Query) -> bool:
+    return any((q.model, q.source, q.trace, q.after, q.before, q.has, q.bounds))
+
+
+def _trace_query(q: Query) -> Select[Any]:
+    tr = t.traces.c
+    conds: list[Any] = []
+    if q.source:
+        conds.append(tr.source == q.source)
+    if q.trace:
+        conds.append(tr.id.startswith(q.trace, autoescape=True))
+    if q.after is not None:
+        conds.append(tr.created_at >= q.after)
+    if q.before is not None:
+        conds.append(tr.created_at < q.before)
+    calls = t.llm_calls.c
+    if q.model:
+        conds.append(
+            exists().where(calls.trace_id == tr.id, calls.model.contains(q.model, autoescape=True))
+        )
+    if "compaction" in q.has:
+        conds.append(exists().where(t.compactions.c.trace_id == tr.id))
+    if "error" in q.has:
+        conds.append(
+            or_(
+                exists().where(calls.trace_id == tr.id, calls.error.is_not(None)),
+                exists().where(
+                    t.audit_log.c.trace_id == tr.id, t.audit_log.c.status.not_in(("ok",))
+                ),
+            )
+        )
+    return select(tr.id, tr.title, tr.source, tr.created_at).where(and_(True, *conds))
+
+
+def _message_rows(r: Reader, q: Query, trace_ids: list[str] | None) -> Iterator[Any]:
+    m = t.messages.c
+    cols = (m.id, m.trace_id, m.sequence, m.role, m.kind, m.content, m.created_at)
+    conds = _message_filters(q)
+    if trace_ids is not None:
+        conds.append(m.trace_id.in_(trace_ids))
+    last: int | None = None
+    while True:
+        base = select(*cols).where(*conds)
+        if q.words and r.conn.dialect.name == "sqlite":
+            fts = table(FTS_TABLE, column("rowid"))
+            base = base.select_from(t.messages.join(fts, fts.c.rowid == m.id)).where(
+                text(f"{FTS_TABLE} MATCH :fts").bindparams(fts=fts_query(q.words))
+            )
+            order = fts.c.rowid
+        else:
+            if q.words:
+                base = base.where(
+                    text(f"{PG_BODY} @@ to_tsquery('simple', :tsq)").bindparams(
+                        tsq=ts_query(q.words)
+                    )
+                )
+            order = m.id
+        if last is not None:
+            base = base.where(order < last)
+        rows = r.conn.execute(base.order_by(order.desc()).limit(PAGE)).all()
+        yield from rows
+        if len(rows) < PAGE:
+            return
+        last = rows[-1].id
+
+
+def _message_filters(q: Query) -> list[Any]:
+    m = t.messages.c
+    conds: list[Any] = []
+    if q.role:
+        conds.append(m.role == q.role)
+    if q.kind:
+        conds.append(m.kind == q.kind)
+    if q.goal:
+        conds.append(or_(m.goal_id == q.goal, m.goal_id.startswith(q.goal + ".")))
+    if q.tool:
+        calls = cast(m.tool_calls, SaText)
+        conds.append(
+            or_(
+                m.name == q.tool,
+                calls.contains(f'"name": "{q.tool}"', autoescape=True),
+                calls.contains(f'"name":"{q.tool}"', autoescape=True),
+            )
+        )
+    return conds
+
+
+def fts_query(words: tuple[str, ...]) -> str:
+    """Each word as a quoted FTS5 phrase with a prefix star: no operator can be injected."""
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+def ts_query(words: tuple[str, ...]) -> str:
+    """The PostgreSQL ``to_tsquery`` form: each word's lexemes as prefixes, all required."""
+    lexemes = ["".join(ch if ch.isalnum() else " " for ch in w).split() for w in words]
+    return " & ".join(f"{lx}:*" for group in lexemes for lx in group) or "''"
+
+
+def _snippet(content: str, words: tuple[str, ...], width: int = 140) -> str:
+    flat = " ".join((content or "").split())
+    at = min((i for w in words if (i := flat.lower().find(w.lower())) >= 0), default=0)
+    start = max(0, at - width // 3)
+    return ("…" if start else "") + flat[start : start + width]
+
+
+def _trace_hit(row: Any) -> Hit:
+    return Hit(row.id, row.title, row.source, None, None, None, "", row.created_at)
+
+
+class _Bounds:
+    """``cost``/``tokens`` bounds: judged for all candidate traces in one pass of the calls
+    (their recorded usage), message token totals only for traces without usage."""
+
+    def __init__(self, r: Reader, q: Query, table: PriceTable | None) -> None:
+        self.r, self.bounds = r, q.bounds
+        self.table = table
+        self.kept: set[str] | None = None
+
+    def restrict(self, trace_ids: list[str]) -> list[str]:
+        if not self.bounds:
+            return trace_ids
+        table = self.table or load_table()
+        costs: dict[str, CostSummary] = {}
+        tokens: dict[str, int] = {}
+        wanted = set(trace_ids)
+        for call in call_usages(self.r):
+            if call.trace_id not in wanted:
+                continue
+            summary = costs.setdefault(call.trace_id, CostSummary(table.table_date))
+            summary.add(call.model, price_call(call, table), call.agent_name, None)
+            counts = token_usage(call.usage)
+            if counts:
+                tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt
+                tokens[call.trace_id] += counts.completion
+        missing = [tid for tid in trace_ids if not tokens.get(tid)]
+        tokens.update(_message_tokens(self.r, missing))
+        self.kept = {tid for tid in trace_ids if self._holds(costs.get(tid), tokens.get(tid, 0))}
+        return [tid for tid in trace_ids if tid in self.kept]
+
+    def _holds(self, cost: CostSummary | None, tokens: int) -> bool:
+        usd = cost.usd if cost is not None and cost.priced_calls else None
+        values = {"cost": usd, "tokens": float(tokens)}
+        return all(b.holds(values[b.field]) for b in self.bounds)
+
+
+def _message_tokens(r: Reader, trace_ids: list[str]) -> dict[str, int]:
+    if not trace_ids:
+        return {}
+    m = t.messages.c
+    q = (
+        select(m.trace_id, func.coalesce(func.sum(m.token_count), 0))
+        .where(m.trace_id.in_(trace_ids), m.token_count > 0)
+        .group_by(m.trace_id)
+    )
+    return {tid: int(n) for tid, n in r.conn.execute(q)}

@@ -1,0 +1,1 @@
+"""Search across every trace of the open store (issue 21): a window beside the inspector."""
