@@ -1,4 +1,5 @@
-"""Run benchmarks and print one JSON object per line (see bench/__init__.py)."""
+"""Run benchmarks and print one JSON object per line (see bench/__init__.py); each bench
+ends with its summary line (``bench/goals.py:summary``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import importlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from bench.goals import summary
 
 
 def main() -> int:
@@ -19,12 +23,15 @@ def main() -> int:
     failed = 0
     for name in names:
         module = importlib.import_module(f"bench.bench_{name}")
+        figures: list[dict[str, Any]] = []
         try:
             for fig in module.run(quick=args.quick):
+                figures.append(fig)
                 print(json.dumps(fig), flush=True)
         except Exception as exc:  # a broken bench must not hide the others
             failed += 1
             print(f"bench {name} failed: {exc!r}", file=sys.stderr)
+        print(json.dumps(summary(name, figures)), flush=True)
     return 1 if failed else 0
 
 
