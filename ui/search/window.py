@@ -60,7 +60,8 @@ class SearchWindow(QDialog):
         self.box.textChanged.connect(lambda _t: self.timer.start())
         self.box.returnPressed.connect(self.run)
         self.table.activated.connect(self._activated)
-        QShortcut(QKeySequence("Ctrl+W"), self, activated=self.close)
+        close = QShortcut(QKeySequence("Ctrl+W"), self)
+        close.activated.connect(self.close)
 
     def _table(self) -> QTableView:
         table = QTableView()
