@@ -1,0 +1,94 @@
+"""``DelegatingRunner``: the step machine of one trace of a delegation tree.
+
+Additive over ``core/run/runner.py:Runner``: it adds the ``agent()`` and
+``read_context_ref`` tools, puts the anchor (and brief, lineage, ref metadata) in the
+trace's initial task context, adds one Delegation section to every ``get_current_context``,
+and drops this trace's later grants on a rewind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.context.periodic import ContextSources
+from core.delegation.context import SECTION, current_section, task_context
+from core.delegation.normal import DelegationError
+from core.delegation.runtime import DelegationSettings, apply_rewind
+from core.delegation.store import current_brief, grants_held, load_anchor, node, snapshots
+from core.records import Message, NewMessage
+from core.run.runner import Runner
+from core.run.tools import ToolRegistry
+
+
+class DelegatingRunner(Runner):
+    def __init__(self, *args: Any, delegation: DelegationSettings | None = None, **kw: Any):
+        super().__init__(*args, **kw)
+        from core.delegation.tools import delegation_tools
+
+        self.delegation = delegation or DelegationSettings()
+        own = {n: t for n, t in self.tools.tools.items()}
+        self.tools = ToolRegistry(own).extend(delegation_tools())
+
+    def protocol_text(self, task: str = "", first: bool = True) -> str:
+        """The task context of this trace (``first``) or of a revision turn (no anchor: it
+        is already in the initial context, exactly once)."""
+        with self.store.read() as r:
+            here = node(r, self.trace_id)
+            if here is None:
+                raise DelegationError(
+                    f"trace {self.trace_id} has no RootTaskAnchor: start a recursive root with "
+                    "an anchor (objective, completion_criteria, constraints); no silent upgrade"
+                )
+            anchor = load_anchor(r, here.root_trace_id)
+            brief = current_brief(r, self.trace_id)
+            grants = grants_held(r, self.trace_id)
+            own = snapshots(r, self.trace_id)
+        text = task_context(
+            anchor,
+            here,
+            brief.brief if brief else None,
+            brief.index if brief else 0,
+            grants,
+            self.delegation.limits,
+            own,
+            task,
+        )
+        if first:
+            return text
+        return text.split("\n\n", 1)[1]  # without the anchor block
+
+    async def start_turn(self, user: str | NewMessage) -> Message:
+        with self.store.read() as r:
+            first = r.trace(self.trace_id).head is None
+        if isinstance(user, str):
+            user = self.protocol_text(user, first)
+        return await super().start_turn(user)
+
+    def _sources(self) -> ContextSources:
+        sources = super()._sources()
+        sources.hooks.register(SECTION, self._section)
+        return sources
+
+    def _section(self) -> str | None:
+        with self.store.read() as r:
+            here = node(r, self.trace_id)
+            if here is None:
+                return None
+            anchor = load_anchor(r, here.root_trace_id)
+            brief = current_brief(r, self.trace_id)
+            grants = grants_held(r, self.trace_id)
+            own = snapshots(r, self.trace_id)
+        return current_section(
+            anchor,
+            brief.brief if brief and here.depth else None,
+            brief.index if brief else 0,
+            grants,
+            self.delegation.limits,
+            own,
+        )
+
+    def rewind(self, to_sequence: int) -> None:
+        super().rewind(to_sequence)
+        dropped = apply_rewind(self.store, self.trace_id, to_sequence)
+        if dropped:
+            self._emit("state", {"grants_dropped": dropped, "rewind": to_sequence})

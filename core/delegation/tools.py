@@ -1,0 +1,282 @@
+"""The ``agent()`` and ``read_context_ref`` tools of a delegating run.
+
+``agent(name, brief)`` delegates to a child trace (or revises the child of that name): the
+brief is normalized with the inherited constraints and must equal the approved one; its
+``context_refs`` become grants from this trace's local catalogue only. The child runs on its
+own trace with a frozen copy of the tools, never this trace's messages (``agent()`` accepts
+no ``messages``). When it finishes, the runtime (not the child) assembles the validator
+packet and asks the model for a verdict; the reviewed result enters this trace's catalogue.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+from core.delegation.anchor import anchor_block
+from core.delegation.brief import inherited_constraints, match_approved
+from core.delegation.normal import DelegationError
+from core.delegation.snapshots import (
+    brief_snapshot,
+    catalogue,
+    dropped_by_revision,
+    plan_grants,
+    result_snapshot,
+)
+from core.delegation.store import (
+    Node,
+    add_brief_version,
+    add_grants,
+    add_snapshot,
+    children,
+    current_brief,
+    drop_grants,
+    grants_held,
+    load_anchor,
+    node,
+    record_read,
+    record_validation,
+    register_child,
+    snapshot_owner_text,
+    snapshots,
+)
+from core.delegation.validator import FixedParts, assemble_packet, history_parts, parse_verdict
+from core.errors import CtxlensError
+from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
+
+AGENT = "agent"
+READ_CONTEXT_REF = "read_context_ref"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def delegation_tools() -> list[Tool]:
+    return [
+        Tool(
+            AGENT,
+            "Delegate a task to a child agent (same name again: revise it). The child sees "
+            "only the brief, the root anchor and the refs you grant, never your messages.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "child name, e.g. scout"},
+                    "brief": {
+                        "type": "object",
+                        "description": "objective, reason, completion_criteria, "
+                        "expected_outputs, findings, context, constraints, "
+                        "context_refs: [{ref_id, version}] from your own catalogue",
+                    },
+                },
+                "required": ["name", "brief"],
+            },
+            _agent,
+            read_only=False,
+        ),
+        Tool(
+            READ_CONTEXT_REF,
+            "Read a context ref granted to you (exact ref_id and version).",
+            {
+                "type": "object",
+                "properties": {"ref_id": {"type": "string"}, "version": {"type": "string"}},
+                "required": ["ref_id", "version"],
+            },
+            _read_context_ref,
+        ),
+    ]
+
+
+async def _agent(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    try:
+        return await delegate(ctx.runtime, args)
+    except CtxlensError as exc:
+        return ToolResult(f"Error: {exc}", is_error=True)
+
+
+async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
+    """One ``agent()`` call of the DelegatingRunner ``parent`` (see the module docstring)."""
+    if "messages" in args:
+        raise DelegationError("agent(): a recursive local agent() accepts no messages")
+    unknown = sorted(set(args) - {"name", "brief"})
+    if unknown:
+        raise DelegationError(f"agent(): unknown argument(s) {', '.join(unknown)}")
+    name, raw = args.get("name"), args.get("brief")
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise DelegationError("agent(): name must be 1-40 letters, digits, '-' or '_'")
+    if not isinstance(raw, dict):
+        raise DelegationError("agent(): brief must be an object")
+    settings = parent.delegation
+    call_seq = parent.call_message.sequence
+    with parent.store.read() as r:
+        here = _node_of(r, parent.trace_id)
+        if here.depth + 1 > settings.limits.max_depth:
+            raise DelegationError(f"agent(): depth {here.depth + 1} > max_depth")
+        anchor = load_anchor(r, here.root_trace_id)
+        mine = current_brief(r, here.trace_id)
+        inherited = inherited_constraints(anchor, mine.brief if mine else None)
+        approved = settings.approver(raw) if settings.approver else raw
+        brief = match_approved(approved, raw, inherited, settings.limits)
+        local = catalogue(snapshots(r, here.trace_id), grants_held(r, here.trace_id))
+        path = f"{here.name}/{name}"
+        existing = next((c for c in children(r, here.trace_id) if c.name == path), None)
+    child_id = (
+        existing.trace_id
+        if existing
+        else parent.store.create_trace(
+            f"{path}: {brief.objective[:60]}",
+            source="ctxlens-delegation",
+            metadata={"delegation": {"root": here.root_trace_id, "parent": here.trace_id}},
+        ).id
+    )
+    grants = plan_grants(
+        local,
+        brief.context_refs,
+        granter=here.trace_id,
+        holder=child_id,
+        at_sequence=call_seq,
+        limits=settings.limits,
+    )
+    child = _child_runner(parent, child_id, name)
+    with parent.store.write() as w:
+        if existing is None:
+            register_child(w, child_id, here, path, call_seq, _tool_names(child))
+        else:
+            drop_grants(w, dropped_by_revision(grants_held(w.read, child_id), child_id))
+        version = add_brief_version(
+            w, child_id, brief, approved_version(approved, inherited, settings), call_seq
+        )
+        add_snapshot(w, brief_snapshot(child_id, path, brief))
+        add_grants(w, grants)
+    parent._emit(
+        "subagent",
+        {"agent": path, "trace": child_id, "status": "start", "brief_version": version.version},
+    )
+    await child.start_turn(f"Work on the task brief v{version.index} above.")
+    result = await child.run()
+    report = child.final or f"(agent {path} stopped: {result.stopped})"
+    verdict, packet = await _validate(parent, child_id, anchor_block(anchor), brief, report)
+    return _reviewed(parent, here, child_id, path, report, verdict, packet)
+
+
+def approved_version(approved: Any, inherited: Any, settings: Any) -> str:
+    from core.delegation.brief import normalize_brief
+
+    return normalize_brief(approved, inherited, settings.limits).version
+
+
+def _node_of(r: Any, trace_id: str) -> Node:
+    here = node(r, trace_id)
+    if here is None:
+        raise DelegationError(
+            f"agent(): trace {trace_id} has no RootTaskAnchor; a recursive root must be "
+            "started with one (no silent upgrade)"
+        )
+    return here
+
+
+def _child_runner(parent: Any, child_id: str, name: str) -> Any:
+    settings = parent.delegation
+    config = replace(
+        parent.config,
+        system_prompt=settings.child_prompt.format(name=name),
+        max_steps=settings.child_max_steps,
+        inject_skills=(),
+    )
+    frozen = ToolRegistry(
+        {n: t for n, t in parent.tools.tools.items() if n not in (AGENT, READ_CONTEXT_REF)}
+    )
+    return type(parent)(
+        parent.store,
+        child_id,
+        parent.model,
+        config,
+        tools=frozen,
+        skills=parent.skills,
+        events=parent.events,
+        slimmers=parent.slimmers,
+        clock=parent.clock,
+        wall_clock=parent.wall_clock,
+        delegation=settings,
+    )
+
+
+def _tool_names(runner: Any) -> list[str]:
+    return [s["function"]["name"] for s in runner.tool_schemas()]
+
+
+async def _validate(
+    parent: Any, child_id: str, anchor: str, brief: Any, report: str
+) -> tuple[str, Any]:
+    """The runtime's review of a child: packet from the child's stored main path."""
+    with parent.store.read() as r:
+        msgs = list(r.iter_main_path(child_id))
+    history, excluded = history_parts(msgs[:-1])  # the last message is the report itself
+    plan = "\n".join(
+        [
+            *(f"- criterion: {c}" for c in brief.completion_criteria),
+            *(f"- expected output: {o}" for o in brief.expected_outputs),
+            *(f"- constraint: {c}" for c in brief.constraints),
+        ]
+    )
+    fixed = FixedParts(anchor, brief.text, report, plan)
+    packet = assemble_packet(fixed, history, excluded, parent.delegation.limits)
+    if packet.over_limit:
+        return "unknown", packet
+    response = await parent.model.complete(packet.messages(), model=parent.config.model)
+    return parse_verdict(response.text), packet
+
+
+def _reviewed(
+    parent: Any, here: Node, child_id: str, path: str, report: str, verdict: str, packet: Any
+) -> ToolResult:
+    validation = {"verdict": verdict, "packet_chars": packet.chars, "limit": packet.limit}
+    review = {"reviewed_by": "runtime", "accepted": verdict == "pass"}
+    snap, warning = result_snapshot(
+        here.trace_id, path, report, validation, review, parent.delegation.limits
+    )
+    with parent.store.write() as w:
+        record_validation(
+            w, child_id, {**validation, "packet": packet.to_json(), "warning": warning}
+        )
+        if snap is not None:
+            add_snapshot(w, snap)
+    parent._emit(
+        "subagent", {"agent": path, "trace": child_id, "status": "done", "verdict": verdict}
+    )
+    ref = f"ref {snap.ref_id} version {snap.version}" if snap else f"no ref: {warning}"
+    head = f"[agent {path} on trace {child_id}: verdict {verdict}; {ref}]"
+    return ToolResult(
+        f"{head}\n{report}",
+        metadata={
+            "delegation": {
+                "child": child_id,
+                "verdict": verdict,
+                "ref": snap.ref_id if snap else None,
+                "version": snap.version if snap else None,
+                "warning": warning,
+            }
+        },
+    )
+
+
+async def _read_context_ref(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """A granted ref's local copy; anything not held by this trace is refused."""
+    ref_id, version = str(args.get("ref_id", "")), str(args.get("version", ""))
+    runner = ctx.runtime
+    with runner.store.read() as r:
+        held = [
+            g
+            for g in grants_held(r, ctx.trace_id)
+            if g.dropped is None and g.ref_id == ref_id and g.version == version
+        ]
+        text = snapshot_owner_text(r, ref_id, version) if held else None
+    if not held or text is None:
+        return ToolResult(
+            f"Error: {ref_id}@{version[:12]} is not granted to this trace; a trace reads only "
+            "the refs its parent granted it (never other traces)",
+            is_error=True,
+        )
+    with runner.store.write() as w:
+        record_read(w, held[0], runner.call_message.sequence if runner.call_message else None)
+    pretty = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+    return ToolResult(f"[context ref {ref_id} version {version[:16]}]\n{pretty}")
