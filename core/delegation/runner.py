@@ -2,8 +2,9 @@
 
 Additive over ``core/run/runner.py:Runner``: it adds the ``agent()`` and
 ``read_context_ref`` tools, puts the anchor (and brief, lineage, ref metadata) in the
-trace's initial task context, adds one Delegation section to every ``get_current_context``,
-and drops this trace's later grants on a rewind.
+trace's initial task context and adds one Delegation section to every
+``get_current_context``. (Every rewind ends the grants made after its point:
+``core/store/writer.py:Writer.rewind``.)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from core.context.periodic import ContextSources
 from core.delegation.context import SECTION, current_section, task_context
 from core.delegation.normal import DelegationError
-from core.delegation.runtime import DelegationSettings, apply_rewind
+from core.delegation.runtime import DelegationSettings
 from core.delegation.store import current_brief, grants_held, load_anchor, node, snapshots
 from core.records import Message, NewMessage
 from core.run.runner import Runner
@@ -86,9 +87,3 @@ class DelegatingRunner(Runner):
             self.delegation.limits,
             own,
         )
-
-    def rewind(self, to_sequence: int) -> None:
-        super().rewind(to_sequence)
-        dropped = apply_rewind(self.store, self.trace_id, to_sequence)
-        if dropped:
-            self._emit("state", {"grants_dropped": dropped, "rewind": to_sequence})

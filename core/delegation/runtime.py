@@ -13,8 +13,8 @@ from typing import Any
 from core.delegation.anchor import RootTaskAnchor, normalize_anchor
 from core.delegation.brief import root_brief
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
-from core.delegation.snapshots import brief_snapshot, dropped_by_rewind
-from core.delegation.store import Node, add_snapshot, drop_grants, grants_made, register_root
+from core.delegation.snapshots import brief_snapshot
+from core.delegation.store import Node, add_snapshot, register_root
 from core.store import Store
 
 Approver = Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -49,11 +49,3 @@ def start_root(
         node = register_root(w, trace_id, normalized, tools)
         add_snapshot(w, brief_snapshot(trace_id, node.name, root_brief(normalized)))
     return node, normalized
-
-
-def apply_rewind(store: Store, trace_id: str, to_sequence: int) -> int:
-    """Drop the grants ``trace_id`` made after ``to_sequence``; how many were dropped."""
-    with store.write() as w:
-        dropped = dropped_by_rewind(grants_made(w.read, trace_id), trace_id, to_sequence)
-        drop_grants(w, dropped)
-    return len(dropped)
