@@ -1,0 +1,74 @@
+"""``ctxlens demo --scenario delegation`` and ``ctxlens delegation TRACE --json`` (issue 15's
+contract keys), errors with exit code 2, and ``ctxlens rewind`` ending later grants."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+Cli = Callable[..., tuple[int, str]]
+NODE_KEYS = {"anchor", "trace_id", "brief", "refs", "validator", "children"}
+REF_KEYS = {"ref_id", "version", "kind", "chars", "granted_by", "granted_at_sequence", "read"}
+
+
+def _check_shape(node: dict[str, Any]) -> int:
+    assert set(node) >= NODE_KEYS
+    assert {"sha256", "chars"} <= set(node["anchor"])
+    assert {"version", "chars"} <= set(node["brief"])
+    assert {"chars", "verdict"} <= set(node["validator"])
+    for ref in node["refs"]:
+        assert set(ref) >= REF_KEYS
+        assert isinstance(ref["read"], bool) and isinstance(ref["granted_at_sequence"], int)
+    return 1 + sum(_check_shape(c) for c in node["children"])
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path, cli: Cli) -> tuple[Path, str]:
+    db = tmp_path / "d.db"
+    code, out = cli("--db", str(db), "demo", "--scenario", "delegation", "--json")
+    assert code == 0
+    return db, json.loads(out)["trace_id"]
+
+
+def test_delegation_json_contract(demo_db: tuple[Path, str], cli: Cli) -> None:
+    db, root = demo_db
+    code, out = cli("--db", str(db), "delegation", root, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["trace_id"] == root and _check_shape(report) == 5
+    analyst = next(c for c in report["children"] if c["name"] == "root/analyst")
+    code, out = cli("--db", str(db), "delegation", analyst["trace_id"], "--json")
+    assert json.loads(out)["children"][0]["name"] == "root/analyst/detail"
+    code, text = cli("--db", str(db), "delegation", root)
+    assert code == 0 and "root/analyst/detail" in text and "verdict pass" in text
+
+
+def test_rewind_on_the_command_line_ends_later_grants(demo_db: tuple[Path, str], cli: Cli) -> None:
+    db, root = demo_db
+    _, out = cli("--db", str(db), "delegation", root, "--json")
+    analyst = next(c for c in json.loads(out)["children"] if c["name"] == "root/analyst")
+    before = analyst["call_sequence"] - 2  # the user message before the analyst call
+    code, _ = cli("--db", str(db), "rewind", root, "--to", str(before), "--json")
+    assert code == 0
+    _, out = cli("--db", str(db), "delegation", root, "--json")
+    analyst = next(c for c in json.loads(out)["children"] if c["name"] == "root/analyst")
+    assert {r["dropped"] for r in analyst["refs"]} == {f"rewind to {before}"}
+    detail = analyst["children"][0]
+    assert detail["refs"][0]["dropped"] is None  # granted by the analyst, not by the root
+
+
+def test_errors_exit_2(tmp_path: Path, cli: Cli, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "e.db"
+    cli("--db", str(db), "demo", "--scenario", "delegation")
+    code, _ = cli("--db", str(db), "delegation", "nope", "--json")
+    assert code == 2 and "not found" in capsys.readouterr().err
+    from core.store import Store
+
+    with Store.open(db) as s:
+        plain = s.create_trace("plain").id
+    code, _ = cli("--db", str(db), "delegation", plain, "--json")
+    assert code == 2 and "not part of a delegation tree" in capsys.readouterr().err
