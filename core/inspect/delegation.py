@@ -53,7 +53,7 @@ def brief_cell(n: dict[str, Any]) -> str:
     b = n["brief"]
     if b["version"] is None:
         return "—"
-    return f"v{b['index']} {short(b['version'], 8)} · {b['chars']:,}/{b['limit']:,}"
+    return f"v{b['index']} · {b['chars']:,}/{b['limit']:,}"
 
 
 def refs_cell(n: dict[str, Any]) -> str:
@@ -73,7 +73,7 @@ def node_detail(n: dict[str, Any], names: dict[str, str]) -> str:
     a, b = n["anchor"], n["brief"]
     out = [
         f"{n['name']}  (trace {n['trace_id']}, depth {n['depth']})",
-        f"Anchor sha256 {a['sha256']}  {a['chars']:,}/{a['limit']:,} chars",
+        f"Anchor {a['chars']:,}/{a['limit']:,} chars, sha256 {a['sha256']}",
         "",
         _brief_section(b),
         "",
@@ -87,9 +87,14 @@ def node_detail(n: dict[str, Any], names: dict[str, str]) -> str:
 def _brief_section(b: dict[str, Any]) -> str:
     if b["version"] is None:
         return "Brief: none recorded"
-    lines = [f"Brief v{b['index']} {b['version']}  {b['chars']:,}/{b['limit']:,} chars"]
+    lines = [
+        f"Brief v{b['index']} {b['chars']:,}/{b['limit']:,} chars, "
+        f"version {short(b['version'], 16)}"
+    ]
     for v in b["versions"][:-1]:
-        lines.append(f"  earlier v{v['index']} {short(v['version'])}  {v['chars']:,} chars")
+        lines.append(
+            f"  earlier v{v['index']} {v['chars']:,} chars, version {short(v['version'], 16)}"
+        )
     if b["changes"]:
         lines.append(f"  changes v{b['index'] - 1} → v{b['index']}:")
         for c in b["changes"]:
@@ -123,7 +128,7 @@ def _validator_section(v: dict[str, Any]) -> str:
         return "Validator: not run for this trace"
     lines = [
         f"Validator verdict {v['verdict']}: packet {v['chars']:,}/{v['limit']:,} chars "
-        f"(fixed parts {v['fixed_chars']:,}; {v['runs']} run(s))"
+        f"(fixed {v['fixed_chars']:,}; runs {v['runs']})"
     ]
     if v.get("warning"):
         lines.append(f"  warning: {v['warning']}")

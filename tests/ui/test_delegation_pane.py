@@ -52,9 +52,9 @@ def test_pane_shows_the_tree_and_opens_a_node(
     ]
     root = model.index(0, 0)
     scout = model.index(0, 0, root)
-    assert model.data(scout.siblingAtColumn(2)).startswith("v2 ")
+    assert model.data(scout.siblingAtColumn(2)).startswith("v2 · ")
     assert model.data(scout.siblingAtColumn(4)).startswith("pass · ")
-    assert model.data(root.siblingAtColumn(1)) == result["delegation"]["anchor"]["sha256"][:12]
+    assert model.data(root.siblingAtColumn(1)) == result["delegation"]["anchor"]["sha256"][:10]
     with qtbot.waitSignal(pane.loaded, timeout=20_000):
         pane.tree.clicked.emit(scout)  # selecting a node opens that trace
     scout_id = model.row_at(scout).trace_id  # type: ignore[union-attr]

@@ -2,7 +2,7 @@
 
 One row per trace of the tree (``core/inspect/delegation.py:delegation_tree``): its tree
 path, anchor hash, brief version with characters against the limit, refs held against the
-limits, and the validator verdict with the packet's characters against its budget. Under
+limits, and the validator verdict with the packet's characters against its budget. Beside
 the tree, the selected trace in full: brief versions and the diff between the last two,
 each ref (granted by whom, at which sequence, read or not, dropped why), the packet's parts
 and what was left out. Clicking a row opens that trace. Loads off the UI thread.
@@ -132,7 +132,7 @@ def _cell(n: dict[str, Any], col: int) -> str:
     if col == 0:
         return str(n["name"]).rsplit("/", 1)[-1]
     if col == 1:
-        return short(n["anchor"]["sha256"])
+        return short(n["anchor"]["sha256"], 10)
     return (brief_cell, refs_cell, verdict_cell)[col - 2](n)
 
 
@@ -161,10 +161,10 @@ class DelegationPane(QWidget):
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = QSplitter(Qt.Orientation.Horizontal)  # a wide, low bottom dock
         split.addWidget(self.tree)
         split.addWidget(self.detail)
-        split.setSizes([140, 260])
+        split.setSizes([590, 510])
         self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
