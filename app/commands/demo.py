@@ -25,6 +25,14 @@ def register(sub: Any) -> None:
         default="risk",
         help="risk = the 30-day risk analysis; delegation = a recursive delegation tree",
     )
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="a delegation limit (anchor_chars, brief_chars, refs_per_trace, snapshot_chars, "
+        "ref_chars_total, validator_chars, max_depth); repeatable",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -54,9 +62,11 @@ def run(ctx: CliContext) -> int:
 
 
 def _delegation(ctx: CliContext) -> int:
+    from core.delegation.config import DEFAULT_LIMITS
     from core.demo.delegation import run_delegation
 
-    result = run_delegation(ctx.store(create=True))
+    limits = DEFAULT_LIMITS.with_pairs(ctx.args.limit)
+    result = run_delegation(ctx.store(create=True), limits)
     if ctx.args.json:
         ctx.emit_json(result)
     else:

@@ -32,6 +32,16 @@ class DelegationLimits:
                 raise InvalidInputError(f"delegation setting {key}: expected a positive integer")
         return replace(self, **settings)
 
+    def with_pairs(self, pairs: list[str]) -> DelegationLimits:
+        """``["validator_chars=2000", …]`` from a command line."""
+        settings: dict[str, Any] = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or not raw.strip().lstrip("-").isdigit():
+                raise InvalidInputError(f"--limit {pair!r}: expected name=integer")
+            settings[key.strip()] = int(raw)
+        return self.with_settings(settings)
+
     def to_json(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.report import delegation_report
 from core.delegation.runner import DelegatingRunner
 from core.delegation.runtime import DelegationSettings, start_root
@@ -180,9 +181,11 @@ def delegation_config() -> RunConfig:
     )
 
 
-async def run_delegation_async(store: Store, events: EventBus | None = None) -> dict[str, Any]:
+async def run_delegation_async(
+    store: Store, limits: DelegationLimits = DEFAULT_LIMITS, events: EventBus | None = None
+) -> dict[str, Any]:
     trace = store.create_trace("Demo: recursive delegation", source="ctxlens-delegation")
-    settings = DelegationSettings(child_max_steps=12)
+    settings = DelegationSettings(limits=limits, child_max_steps=12)
     with ModelServer(VersionCopyingModel(*scripts())) as server:
         async with ChatClient(server.settings(model="scripted", stream=False)) as client:
             runner = DelegatingRunner(
@@ -194,14 +197,13 @@ async def run_delegation_async(store: Store, events: EventBus | None = None) -> 
                 wall_clock=demo_clock(),
                 delegation=settings,
             )
-            start_root(
-                store, trace.id, ANCHOR, [s["function"]["name"] for s in runner.tool_schemas()]
-            )
+            names = [s["function"]["name"] for s in runner.tool_schemas()]
+            start_root(store, trace.id, ANCHOR, names, limits)
             drop_probe_after(runner)
             await runner.start_turn(TASK)
             result = await runner.run()
     with store.read() as r:
-        report = delegation_report(r, trace.id)
+        report = delegation_report(r, trace.id, limits)
     return {
         "trace_id": trace.id,
         "stopped": result.stopped,
@@ -210,5 +212,5 @@ async def run_delegation_async(store: Store, events: EventBus | None = None) -> 
     }
 
 
-def run_delegation(store: Store) -> dict[str, Any]:
-    return asyncio.run(run_delegation_async(store))
+def run_delegation(store: Store, limits: DelegationLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+    return asyncio.run(run_delegation_async(store, limits))

@@ -72,3 +72,37 @@ def test_errors_exit_2(tmp_path: Path, cli: Cli, capsys: pytest.CaptureFixture[s
         plain = s.create_trace("plain").id
     code, _ = cli("--db", str(db), "delegation", plain, "--json")
     assert code == 2 and "not part of a delegation tree" in capsys.readouterr().err
+
+
+def test_fixed_parts_over_the_validator_budget_give_unknown(tmp_path: Path, cli: Cli) -> None:
+    db = tmp_path / "u.db"
+    code, out = cli(
+        "--db",
+        str(db),
+        "demo",
+        "--scenario",
+        "delegation",
+        "--limit",
+        "validator_chars=900",
+        "--json",
+    )
+    assert code == 0
+    nodes = {}
+
+    def walk(n: dict[str, Any]) -> None:
+        nodes[n["name"]] = n["validator"]
+        for c in n["children"]:
+            walk(c)
+
+    walk(json.loads(out)["delegation"])
+    for name, v in nodes.items():
+        if name == "root":
+            continue
+        if v["fixed_chars"] > 900:
+            assert v["verdict"] == "unknown"
+            assert all(p["sequence"] is None for p in v["parts"])  # only the fixed parts
+        else:
+            assert v["verdict"] == "pass" and v["chars"] <= 900
+    assert "unknown" in {v["verdict"] for v in nodes.values()}
+    code, _ = cli("--db", str(db), "demo", "--scenario", "delegation", "--limit", "bogus=3")
+    assert code == 2
