@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+import uuid
+from dataclasses import dataclass, replace
 from typing import Any
 
-from core.delegation.anchor import anchor_block
-from core.delegation.brief import inherited_constraints, match_approved
+from core.delegation.anchor import RootTaskAnchor, anchor_block
+from core.delegation.brief import TaskBrief, inherited_constraints, match_approved, normalize_brief
 from core.delegation.normal import DelegationError
 from core.delegation.snapshots import (
+    RefGrant,
     brief_snapshot,
     catalogue,
     dropped_by_revision,
@@ -26,6 +28,7 @@ from core.delegation.snapshots import (
     result_snapshot,
 )
 from core.delegation.store import (
+    BriefVersion,
     Node,
     add_brief_version,
     add_grants,
@@ -93,8 +96,47 @@ async def _agent(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(f"Error: {exc}", is_error=True)
 
 
+@dataclass(frozen=True)
+class _Call:
+    """A checked ``agent()`` call: what the write phase records and the child runs on."""
+
+    here: Node
+    anchor: RootTaskAnchor
+    brief: TaskBrief
+    approved: str
+    path: str
+    child_id: str
+    existing: bool
+    grants: tuple[RefGrant, ...]
+    call_sequence: int
+
+
 async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
-    """One ``agent()`` call of the DelegatingRunner ``parent`` (see the module docstring)."""
+    """One ``agent()`` call of the DelegatingRunner ``parent`` (see the module docstring).
+    Everything is checked before anything is written: a refused call leaves no trace."""
+    name, raw = _arguments(args)
+    call = _check(parent, name, raw)
+    version = _record(parent, call)
+    child = _child_runner(parent, call.child_id, name)
+    parent._emit(
+        "subagent",
+        {
+            "agent": call.path,
+            "trace": call.child_id,
+            "status": "start",
+            "brief_version": version.version,
+        },
+    )
+    await child.start_turn(f"Work on the task brief v{version.index} above.")
+    result = await child.run()
+    report = child.final or f"(agent {call.path} stopped: {result.stopped})"
+    verdict, packet = await _validate(
+        parent, call.child_id, anchor_block(call.anchor), call.brief, report
+    )
+    return _reviewed(parent, call.here, call.child_id, call.path, report, verdict, packet)
+
+
+def _arguments(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if "messages" in args:
         raise DelegationError("agent(): a recursive local agent() accepts no messages")
     unknown = sorted(set(args) - {"name", "brief"})
@@ -105,63 +147,58 @@ async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
         raise DelegationError("agent(): name must be 1-40 letters, digits, '-' or '_'")
     if not isinstance(raw, dict):
         raise DelegationError("agent(): brief must be an object")
-    settings = parent.delegation
-    call_seq = parent.call_message.sequence
+    return name, raw
+
+
+def _check(parent: Any, name: str, raw: dict[str, Any]) -> _Call:
+    """Normalize and approve the brief, find or name the child, plan its grants."""
+    limits = parent.delegation.limits
+    approver = parent.delegation.approver
     with parent.store.read() as r:
         here = _node_of(r, parent.trace_id)
-        if here.depth + 1 > settings.limits.max_depth:
-            raise DelegationError(f"agent(): depth {here.depth + 1} > max_depth")
+        if here.depth + 1 > limits.max_depth:
+            raise DelegationError(f"agent(): depth {here.depth + 1} > max_depth {limits.max_depth}")
         anchor = load_anchor(r, here.root_trace_id)
         mine = current_brief(r, here.trace_id)
         inherited = inherited_constraints(anchor, mine.brief if mine else None)
-        approved = settings.approver(raw) if settings.approver else raw
-        brief = match_approved(approved, raw, inherited, settings.limits)
+        approved = approver(raw) if approver else raw
+        brief = match_approved(approved, raw, inherited, limits)
         local = catalogue(snapshots(r, here.trace_id), grants_held(r, here.trace_id))
         path = f"{here.name}/{name}"
         existing = next((c for c in children(r, here.trace_id) if c.name == path), None)
-    child_id = (
-        existing.trace_id
-        if existing
-        else parent.store.create_trace(
-            f"{path}: {brief.objective[:60]}",
-            source="ctxlens-delegation",
-            metadata={"delegation": {"root": here.root_trace_id, "parent": here.trace_id}},
-        ).id
-    )
+    child_id = existing.trace_id if existing else uuid.uuid4().hex[:16]
+    seq = parent.call_message.sequence
     grants = plan_grants(
         local,
         brief.context_refs,
         granter=here.trace_id,
         holder=child_id,
-        at_sequence=call_seq,
-        limits=settings.limits,
+        at_sequence=seq,
+        limits=limits,
     )
-    child = _child_runner(parent, child_id, name)
+    approved_v = normalize_brief(approved, inherited, limits).version
+    return _Call(here, anchor, brief, approved_v, path, child_id, existing is not None, grants, seq)
+
+
+def _record(parent: Any, call: _Call) -> BriefVersion:
+    """The child (new, or revised: its old grants end), its brief version and grants."""
     with parent.store.write() as w:
-        if existing is None:
-            register_child(w, child_id, here, path, call_seq, _tool_names(child))
+        if not call.existing:
+            w.create_trace(
+                f"{call.path}: {call.brief.objective[:60]}",
+                "ctxlens-delegation",
+                {"delegation": {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
+                call.child_id,
+            )
+            register_child(
+                w, call.child_id, call.here, call.path, call.call_sequence, _tool_names(parent)
+            )
         else:
-            drop_grants(w, dropped_by_revision(grants_held(w.read, child_id), child_id))
-        version = add_brief_version(
-            w, child_id, brief, approved_version(approved, inherited, settings), call_seq
-        )
-        add_snapshot(w, brief_snapshot(child_id, path, brief))
-        add_grants(w, grants)
-    parent._emit(
-        "subagent",
-        {"agent": path, "trace": child_id, "status": "start", "brief_version": version.version},
-    )
-    await child.start_turn(f"Work on the task brief v{version.index} above.")
-    result = await child.run()
-    report = child.final or f"(agent {path} stopped: {result.stopped})"
-    verdict, packet = await _validate(parent, child_id, anchor_block(anchor), brief, report)
-    return _reviewed(parent, here, child_id, path, report, verdict, packet)
-
-
-def approved_version(approved: Any, inherited: Any, settings: Any) -> str:
-    from core.delegation.brief import normalize_brief
-
-    return normalize_brief(approved, inherited, settings.limits).version
+            drop_grants(w, dropped_by_revision(grants_held(w.read, call.child_id), call.child_id))
+        version = add_brief_version(w, call.child_id, call.brief, call.approved, call.call_sequence)
+        add_snapshot(w, brief_snapshot(call.child_id, call.path, call.brief))
+        add_grants(w, call.grants)
+    return version
 
 
 def _node_of(r: Any, trace_id: str) -> Node:

@@ -156,7 +156,7 @@ def test_agent_refuses_messages_foreign_pins_and_big_results(tmp_path: Path) -> 
     assert "accepts no messages" in results[0]
     assert "not in this trace's local catalogue" in results[1]
     assert "verdict pass; no ref: reviewed result of root/a is" in results[2]
-    assert len(kids) == 1  # refused calls made no child
+    assert len(kids) == 1 and len(store.traces()) == 2  # refused calls wrote nothing
 
 
 def test_a_root_without_an_anchor_is_refused_with_a_clear_error(tmp_path: Path) -> None:
