@@ -45,7 +45,13 @@ from core.delegation.store import (
     snapshot_owner_text,
     snapshots,
 )
-from core.delegation.validator import FixedParts, assemble_packet, history_parts, parse_verdict
+from core.delegation.validator import (
+    FixedParts,
+    assemble_packet,
+    history_parts,
+    parse_verdict,
+    unread_refs,
+)
 from core.errors import CtxlensError
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
 
@@ -247,6 +253,7 @@ async def _validate(
     """The runtime's review of a child: packet from the child's stored main path."""
     with parent.store.read() as r:
         msgs = list(r.iter_main_path(child_id))
+        unread = unread_refs(grants_held(r, child_id))
     history, excluded = history_parts(msgs[:-1])  # the last message is the report itself
     plan = "\n".join(
         [
@@ -256,7 +263,7 @@ async def _validate(
         ]
     )
     fixed = FixedParts(anchor, brief.text, report, plan)
-    packet = assemble_packet(fixed, history, excluded, parent.delegation.limits)
+    packet = assemble_packet(fixed, history, excluded + unread, parent.delegation.limits)
     if packet.over_limit:
         return "unknown", packet
     response = await parent.model.complete(packet.messages(), model=parent.config.model)

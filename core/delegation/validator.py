@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
+from core.delegation.snapshots import RefGrant, active
 from core.records import Message
 
 Verdict = Literal["pass", "fail", "unknown"]
@@ -137,6 +138,16 @@ def history_parts(
         elif text:
             parts.append(PacketPart(label, text, m.sequence))
     return tuple(parts), tuple(out)
+
+
+def unread_refs(grants: Iterable[RefGrant]) -> tuple[LeftOut, ...]:
+    """Held refs the agent never read: listed as left out, never expanded into the packet
+    (what it did read is a ``read_context_ref`` result in its history)."""
+    return tuple(
+        LeftOut(f"ref {g.ref_id}@{g.version[:12]}", g.chars, "not read: refs are not expanded")
+        for g in active(grants)
+        if not g.read
+    )
 
 
 def _visible_text(m: Message) -> str:

@@ -50,6 +50,9 @@ def test_demo_tree_revision_regrant_rewind_and_verdicts(demo_store: Any) -> None
     assert {g["ref_id"] for g in analyst["refs"]} == {"brief:root", "result:root/scout"}
     assert [g["ref_id"] for g in detail["refs"]] == ["result:root/scout"]  # one re-granted
     assert detail["refs"][0]["granted_by"] == analyst["trace_id"] and detail["refs"][0]["read"]
+    left = {x["label"]: x["reason"] for x in analyst["validator"]["left_out"]}
+    assert left[f"ref brief:root@{analyst['refs'][0]['version'][:12]}"].startswith("not read")
+    assert not any(x["label"].startswith("ref result:") for x in analyst["validator"]["left_out"])
     for name, n in nodes.items():
         if name != "root":
             assert n["validator"]["verdict"] == "pass"
