@@ -14,7 +14,7 @@ all. A grant ends (never deleted) when its holder is revised or its granter rewi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -35,6 +35,8 @@ class RefSnapshot:
     content: Any
     owner: str
     """The trace whose catalogue it belongs to (where it was made)."""
+    made_at: int | None = None
+    """The owner's message it was made at (``None``: not tied to one, e.g. a brief)."""
 
     @property
     def text(self) -> str:
@@ -102,13 +104,14 @@ def result_snapshot(
     validation: Any,
     review: Any,
     limits: DelegationLimits = DEFAULT_LIMITS,
+    made_at: int | None = None,
 ) -> tuple[RefSnapshot | None, str | None]:
     """The reviewed result of the child at ``child_path`` in its parent's catalogue, or
     ``(None, warning)`` when it is over ``snapshot_chars`` (it still passed review; it
     just yields no ref)."""
     content = {"report": report, "validation": validation, "review": review}
     check_json(content, "reviewed_task_result")
-    snap = RefSnapshot(f"result:{child_path}", "reviewed_task_result", content, parent)
+    snap = RefSnapshot(f"result:{child_path}", "reviewed_task_result", content, parent, made_at)
     if snap.chars > limits.snapshot_chars:
         warning = (
             f"reviewed result of {child_path} is {snap.chars:,} characters (limit "
@@ -116,6 +119,11 @@ def result_snapshot(
         )
         return None, warning
     return snap, None
+
+
+def current(own: Iterable[RefSnapshot], on_path: Container[int] | None) -> tuple[RefSnapshot, ...]:
+    """Snapshots still in the catalogue: not made by a message a rewind left behind."""
+    return tuple(s for s in own if on_path is None or s.made_at is None or s.made_at in on_path)
 
 
 def active(grants: Iterable[RefGrant]) -> tuple[RefGrant, ...]:

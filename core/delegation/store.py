@@ -15,7 +15,7 @@ from sqlalchemy import func, insert, select, update
 from core.delegation.anchor import RootTaskAnchor, anchor_from_json
 from core.delegation.brief import TaskBrief, brief_from_json, root_brief
 from core.delegation.normal import DelegationError
-from core.delegation.snapshots import RefGrant, RefSnapshot, dropped_by_rewind
+from core.delegation.snapshots import RefGrant, RefSnapshot, current, dropped_by_rewind
 from core.store import schema as t
 from core.store.reader import Reader
 from core.store.writer import Writer
@@ -130,11 +130,15 @@ def add_brief_version(
 
 
 def add_snapshot(w: Writer, snap: RefSnapshot) -> None:
-    """Store a snapshot once (same owner, ref and version is the same content)."""
+    """Store a snapshot once per owner, pair and making message (same pair = same content)."""
     c = t.context_ref_snapshots.c
+    made = c.made_at_sequence
     found = w.conn.execute(
-        select(c.version).where(
-            c.trace_id == snap.owner, c.ref_id == snap.ref_id, c.version == snap.version
+        select(c.id).where(
+            c.trace_id == snap.owner,
+            c.ref_id == snap.ref_id,
+            c.version == snap.version,
+            made.is_(None) if snap.made_at is None else made == snap.made_at,
         )
     ).first()
     if found is None:
@@ -146,6 +150,7 @@ def add_snapshot(w: Writer, snap: RefSnapshot) -> None:
                 kind=snap.kind,
                 content=snap.text,
                 chars=snap.chars,
+                made_at_sequence=snap.made_at,
                 created_at=time.time(),
             )
         )
@@ -257,12 +262,18 @@ def current_brief(r: Reader, trace_id: str) -> BriefVersion | None:
     return versions[-1] if versions else None
 
 
-def snapshots(r: Reader, owner: str) -> list[RefSnapshot]:
+def snapshots(r: Reader, owner: str, on_main_path: bool = True) -> list[RefSnapshot]:
+    """The owner's snapshots, by default only those still in its catalogue (made on its
+    current main path)."""
     c = t.context_ref_snapshots.c
-    q = select(t.context_ref_snapshots).where(c.trace_id == owner).order_by(c.created_at)
-    return [
-        RefSnapshot(m.ref_id, m.kind, json.loads(m.content), m.trace_id) for m in r.conn.execute(q)
+    q = select(t.context_ref_snapshots).where(c.trace_id == owner).order_by(c.id)
+    made = [
+        RefSnapshot(m.ref_id, m.kind, json.loads(m.content), m.trace_id, m.made_at_sequence)
+        for m in r.conn.execute(q)
     ]
+    if not on_main_path or all(s.made_at is None for s in made):
+        return made
+    return list(current(made, set(r.main_path_sequences(owner))))
 
 
 def snapshot_text(r: Reader, owner: str, ref_id: str, version: str) -> str | None:

@@ -275,8 +275,9 @@ def _reviewed(
 ) -> ToolResult:
     validation = {"verdict": verdict, "packet_chars": packet.chars, "limit": packet.limit}
     review = {"reviewed_by": "runtime", "accepted": verdict == "pass"}
+    made_at = parent.call_message.sequence  # off the main path after a rewind: out
     snap, warning = result_snapshot(
-        here.trace_id, path, report, validation, review, parent.delegation.limits
+        here.trace_id, path, report, validation, review, parent.delegation.limits, made_at
     )
     with parent.store.write() as w:
         record_validation(

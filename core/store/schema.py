@@ -335,14 +335,19 @@ task_protocol_versions = Table(
 context_ref_snapshots = Table(
     "context_ref_snapshots",
     metadata,
-    # Immutable snapshot content (canonical JSON text) in its owner's local catalogue.
-    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
-    Column("ref_id", String(128), primary_key=True),
-    Column("version", String(64), primary_key=True),
+    # Immutable snapshot content (canonical JSON text) in its owner's local catalogue, made
+    # at the owner's message ``made_at_sequence`` (a reviewed result: the ``agent()`` call;
+    # off the main path after a rewind, it leaves the catalogue).
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    Column("ref_id", String(128), nullable=False),
+    Column("version", String(64), nullable=False),
     Column("kind", String(32), nullable=False),
     Column("content", Text, nullable=False),
     Column("chars", Integer, nullable=False),
+    Column("made_at_sequence", Integer, nullable=True),
     Column("created_at", Float, nullable=False),
+    Index("ix_ref_snapshots_pair", "trace_id", "ref_id", "version"),
 )
 
 delegation_grants = Table(

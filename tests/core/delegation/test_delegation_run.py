@@ -15,7 +15,7 @@ from core.delegation.config import DelegationLimits
 from core.delegation.normal import DelegationError
 from core.delegation.runner import DelegatingRunner
 from core.delegation.runtime import DelegationSettings, start_root
-from core.delegation.store import brief_versions, children
+from core.delegation.store import brief_versions, children, snapshots
 from core.demo import delegation as demo
 from core.llm import ChatClient, ModelServer, Script, ScriptCall, Step
 from core.store import Store
@@ -88,6 +88,20 @@ def test_anchor_once_in_initial_context_and_in_each_current_context(demo_store: 
                     assert '"report"' not in m.content  # metadata only, never contents
                     seen_context = True
     assert seen_context  # the root's periodic injection carried a Delegation section
+
+
+def test_a_rewound_childs_result_leaves_the_catalogue(demo_store: Any) -> None:
+    store, result = demo_store
+    with store.read() as r:
+        injected = [
+            m.content
+            for m in r.iter_main_path(result["trace_id"])
+            if m.role == "tool" and m.name == "get_current_context"
+        ]
+        made = {s.ref_id for s in snapshots(r, result["trace_id"], on_main_path=False)}
+    assert injected and "result:root/scout" in injected[-1]
+    assert "result:root/probe" not in injected[-1]  # made by the call the rewind left
+    assert "result:root/probe" in made  # still stored, nothing deleted
 
 
 def test_a_level_that_does_not_regrant_cuts_off_the_grandchild(demo_store: Any) -> None:

@@ -4,7 +4,8 @@ and delegation grants.
 Four new tables, nothing existing changes. ``delegation_traces`` holds each tree member's
 lineage (the root's row alone carries the RootTaskAnchor and its SHA-256);
 ``task_protocol_versions`` every version of a brief (append-only: a revision adds a row);
-``context_ref_snapshots`` immutable snapshot content keyed by owner, ref id and version;
+``context_ref_snapshots`` immutable snapshot content by owner, ref id and version, with the
+owner's message it was made at (off the main path after a rewind, it leaves the catalogue);
 ``delegation_grants`` who holds which pair, granted by whom at which sequence, and why it
 ended (a revision or a rewind marks it, nothing is deleted).
 
@@ -58,15 +59,20 @@ def upgrade() -> None:
     )
     op.create_table(
         "context_ref_snapshots",
+        sa.Column("id", _ID, autoincrement=True, nullable=False),
         sa.Column("trace_id", sa.String(length=64), nullable=False),
         sa.Column("ref_id", sa.String(length=128), nullable=False),
         sa.Column("version", sa.String(length=64), nullable=False),
         sa.Column("kind", sa.String(length=32), nullable=False),
         sa.Column("content", sa.Text(), nullable=False),
         sa.Column("chars", sa.Integer(), nullable=False),
+        sa.Column("made_at_sequence", sa.Integer(), nullable=True),
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
-        sa.PrimaryKeyConstraint("trace_id", "ref_id", "version"),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index(
+        "ix_ref_snapshots_pair", "context_ref_snapshots", ["trace_id", "ref_id", "version"]
     )
     op.create_table(
         "delegation_grants",
@@ -91,6 +97,7 @@ def downgrade() -> None:
     op.drop_index("ix_delegation_grants_granter", table_name="delegation_grants")
     op.drop_index("ix_delegation_grants_trace", table_name="delegation_grants")
     op.drop_table("delegation_grants")
+    op.drop_index("ix_ref_snapshots_pair", table_name="context_ref_snapshots")
     op.drop_table("context_ref_snapshots")
     op.drop_table("task_protocol_versions")
     op.drop_index("ix_delegation_parent", table_name="delegation_traces")
