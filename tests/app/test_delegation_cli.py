@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.core.llm.conftest import serve
+
+__all__ = ["serve"]
 Cli = Callable[..., tuple[int, str]]
 NODE_KEYS = {"anchor", "trace_id", "brief", "refs", "validator", "children"}
 REF_KEYS = {"ref_id", "version", "kind", "chars", "granted_by", "granted_at_sequence", "read"}
@@ -106,3 +109,63 @@ def test_fixed_parts_over_the_validator_budget_give_unknown(tmp_path: Path, cli:
     assert "unknown" in {v["verdict"] for v in nodes.values()}
     code, _ = cli("--db", str(db), "demo", "--scenario", "delegation", "--limit", "bogus=3")
     assert code == 2
+
+
+def test_run_with_an_anchor_delegates_against_an_endpoint(
+    cli: Cli, tmp_path: Path, serve: Callable[..., Any]
+) -> None:
+    from core.delegation.validator import VALIDATOR_MATCH
+    from core.llm import Script, ScriptCall, ScriptedModel, Step
+
+    brief = {"objective": "count the rows", "completion_criteria": ["a number"]}
+    root = Script(
+        (
+            Step("R1", (ScriptCall.of("agent", {"name": "counter", "brief": brief}),)),
+            Step.final("RF", "42 rows"),
+        ),
+        name="root",
+    )
+    child = Script((Step.final("CF", "42"),), name="c", match="You are delegated agent counter.")
+    judge = Script(
+        (Step.final("VF", "Verdict: fail, no evidence"),), name="v", match=VALIDATOR_MATCH
+    )
+    server = serve(ScriptedModel(root, child, judge))
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text(
+        json.dumps(
+            {
+                "objective": "count",
+                "completion_criteria": ["a number"],
+                "constraints": ["read only"],
+            }
+        )
+    )
+    db = tmp_path / "r.db"
+    base = (
+        "--db",
+        str(db),
+        "run",
+        "--base-url",
+        server.url,
+        "--model",
+        "m",
+        "--task",
+        "go",
+        "--no-stream",
+    )
+    code, out = cli(*base, "--anchor", str(anchor), "--json")
+    assert code == 0, out
+    root_id = json.loads(out)["trace_id"]
+    _, out = cli("--db", str(db), "delegation", root_id, "--json")
+    (kid,) = json.loads(out)["children"]
+    assert kid["validator"]["verdict"] == "fail"
+    assert kid["brief"]["content"]["constraints"] == ["read only"]  # inherited from the anchor
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"objective": "x",\n "completion_criteria": [NaN]}')
+    code, _ = cli(*base, "--anchor", str(bad))
+    assert code == 2
+    bad.write_text('{"objective": "x",\n oops}')
+    code, _ = cli(*base, "--anchor", str(bad))
+    assert code == 2
+    _, listed = cli("--db", str(db), "traces", "--json")
+    assert len(json.loads(listed)) == 2  # the refused runs wrote nothing
