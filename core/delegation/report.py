@@ -115,5 +115,6 @@ def _validator_json(r: Reader, trace_id: str) -> dict[str, Any]:
         "parts": packet.get("parts", []),
         "left_out": packet.get("left_out", []),
         "warning": last.get("warning"),
+        "model_call": last.get("call"),
         "runs": len(found),
     }

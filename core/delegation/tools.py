@@ -136,10 +136,12 @@ async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
     await child.start_turn(f"Work on the task brief v{version.index} above.")
     result = await child.run()
     report = child.final or f"(agent {call.path} stopped: {result.stopped})"
-    verdict, packet = await _validate(
+    verdict, packet, model_call = await _validate(
         parent, call.child_id, anchor_block(call.anchor), call.brief, report
     )
-    return _reviewed(parent, call.here, call.child_id, call.path, report, verdict, packet)
+    return _reviewed(
+        parent, call.here, call.child_id, call.path, report, verdict, packet, model_call
+    )
 
 
 def _arguments(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -249,29 +251,47 @@ def _tool_names(runner: Any) -> list[str]:
 
 async def _validate(
     parent: Any, child_id: str, anchor: str, brief: Any, report: str
-) -> tuple[str, Any]:
-    """The runtime's review of a child: packet from the child's stored main path."""
+) -> tuple[str, Any, dict[str, Any]]:
+    """The runtime's review of a child: packet from the child's stored main path, one model
+    call (recorded: reply, usage, model), ``unknown`` when the packet cannot be sent."""
     with parent.store.read() as r:
         msgs = list(r.iter_main_path(child_id))
         unread = unread_refs(grants_held(r, child_id))
-    history, excluded = history_parts(msgs[:-1])  # the last message is the report itself
-    plan = "\n".join(
+    if msgs and msgs[-1].role == "assistant" and msgs[-1].content == report:
+        msgs = msgs[:-1]  # the report is a fixed part
+    history, excluded = history_parts(msgs)
+    fixed = FixedParts(anchor, brief.text, report, _plan(brief))
+    packet = assemble_packet(fixed, history, excluded + unread, parent.delegation.limits)
+    if packet.over_limit:
+        return "unknown", packet, {"skipped": "the fixed parts alone exceed the budget"}
+    try:
+        response = await parent.model.complete(packet.messages(), model=parent.config.model)
+    except CtxlensError as exc:
+        return "unknown", packet, {"error": str(exc)}
+    call = {"reply": response.text[:2000], "usage": response.usage, "model": response.model}
+    return parse_verdict(response.text), packet, call
+
+
+def _plan(brief: Any) -> str:
+    """The validation plan: every criterion, expected output and constraint of the brief."""
+    return "\n".join(
         [
             *(f"- criterion: {c}" for c in brief.completion_criteria),
             *(f"- expected output: {o}" for o in brief.expected_outputs),
             *(f"- constraint: {c}" for c in brief.constraints),
         ]
     )
-    fixed = FixedParts(anchor, brief.text, report, plan)
-    packet = assemble_packet(fixed, history, excluded + unread, parent.delegation.limits)
-    if packet.over_limit:
-        return "unknown", packet
-    response = await parent.model.complete(packet.messages(), model=parent.config.model)
-    return parse_verdict(response.text), packet
 
 
 def _reviewed(
-    parent: Any, here: Node, child_id: str, path: str, report: str, verdict: str, packet: Any
+    parent: Any,
+    here: Node,
+    child_id: str,
+    path: str,
+    report: str,
+    verdict: str,
+    packet: Any,
+    model_call: dict[str, Any],
 ) -> ToolResult:
     validation = {"verdict": verdict, "packet_chars": packet.chars, "limit": packet.limit}
     review = {"reviewed_by": "runtime", "accepted": verdict == "pass"}
@@ -280,9 +300,8 @@ def _reviewed(
         here.trace_id, path, report, validation, review, parent.delegation.limits, made_at
     )
     with parent.store.write() as w:
-        record_validation(
-            w, child_id, {**validation, "packet": packet.to_json(), "warning": warning}
-        )
+        payload = {**validation, "packet": packet.to_json(), "warning": warning}
+        record_validation(w, child_id, {**payload, "call": model_call})
         if snap is not None:
             add_snapshot(w, snap)
     parent._emit(

@@ -132,6 +132,10 @@ def _validator_section(v: dict[str, Any]) -> str:
     ]
     if v.get("warning"):
         lines.append(f"  warning: {v['warning']}")
+    call = v.get("model_call") or {}
+    said = call.get("reply") or call.get("skipped") or call.get("error")
+    if said:
+        lines.append(f"  validator said: {str(said).splitlines()[0][:160]}")
     lines += [f"  in: {p['label']} {p['chars']:,}" for p in v["parts"]]
     lines += [f"  left out: {x['label']} {x['chars']:,} ({x['reason']})" for x in v["left_out"]]
     return "\n".join(lines)
