@@ -8,6 +8,8 @@ TaskBrief and exact, versioned context-ref snapshots, never its own history.
 - ``snapshots.py``: ContextRef snapshots, the local catalogue, grants and their limits;
 - ``validator.py``: the validator packet the runtime assembles;
 - ``store.py``: the append-only tables; ``report.py``: the delegation view (JSON);
-- ``runtime.py``/``tools.py``: ``agent()`` and ``read_context_ref`` in a real run.
+- ``context.py``: what a trace sees of the protocol (task context, ``get_current_context``);
+- ``runtime.py``, ``runner.py``, ``tools.py``: settings, ``DelegatingRunner``, ``agent()`` and
+  ``read_context_ref`` in a real run; ``anchor_file.py``: ``ctxlens run --anchor FILE``.
 See docs/delegation.md.
 """

@@ -75,9 +75,12 @@ def task_context(
     limits: DelegationLimits,
     own: Sequence[RefSnapshot] = (),
     task: str = "",
+    with_anchor: bool = True,
 ) -> str:
-    """The initial task message of a trace: anchor, lineage, brief, ref metadata, task."""
-    parts = [anchor_block(anchor), lineage_line(node)]
+    """The task message of a turn: anchor (the first turn only: it is in the initial task
+    context exactly once), lineage, brief, ref metadata, catalogue, task."""
+    parts = [anchor_block(anchor)] if with_anchor else []
+    parts.append(lineage_line(node))
     if brief is not None and node.depth > 0:
         parts.append(brief_block(brief, version_index))
     parts.append(refs_block(grants, limits))
