@@ -196,7 +196,14 @@ def drop_rewound_grants(w: Writer, trace_id: str, to_sequence: int) -> int:
 
 
 def record_read(w: Writer, grant: RefGrant, sequence: int | None) -> None:
-    payload = {"grant": grant.id, "ref_id": grant.ref_id, "version": grant.version}
+    """A ``read_context_ref`` of a held grant, keyed by what survives an export (never the
+    grant's row id)."""
+    payload = {
+        "grant": grant.id,
+        "ref_id": grant.ref_id,
+        "version": grant.version,
+        "granted_at_sequence": grant.granted_at_sequence,
+    }
     w.add_run_event(grant.holder, READ_EVENT, sequence, payload)
 
 
@@ -302,7 +309,7 @@ def grants_made(r: Reader, granter: str) -> list[RefGrant]:
 def _grants(r: Reader, where: Any) -> list[RefGrant]:
     c = t.delegation_grants.c
     rows = list(r.conn.execute(select(t.delegation_grants).where(where).order_by(c.id)))
-    read = _read_ids(r, {row.trace_id for row in rows})
+    read = _read_keys(r, {row.trace_id for row in rows})
     return [
         RefGrant(
             m.trace_id,
@@ -312,7 +319,7 @@ def _grants(r: Reader, where: Any) -> list[RefGrant]:
             int(m.chars),
             m.granted_by,
             int(m.granted_at_sequence),
-            int(m.id) in read,
+            (m.trace_id, m.ref_id, m.version, int(m.granted_at_sequence)) in read,
             m.dropped_reason,
             int(m.id),
         )
@@ -320,12 +327,16 @@ def _grants(r: Reader, where: Any) -> list[RefGrant]:
     ]
 
 
-def _read_ids(r: Reader, holders: set[str]) -> set[int]:
+def _read_keys(r: Reader, holders: set[str]) -> set[tuple[str, str, str, int]]:
     c = t.run_events.c
     if not holders:
         return set()
-    q = select(c.payload).where(c.trace_id.in_(holders), c.type == READ_EVENT)
-    return {int(p["grant"]) for (p,) in r.conn.execute(q) if isinstance(p, dict)}
+    q = select(c.trace_id, c.payload).where(c.trace_id.in_(holders), c.type == READ_EVENT)
+    return {
+        (tid, str(p["ref_id"]), str(p["version"]), int(p["granted_at_sequence"]))
+        for tid, p in r.conn.execute(q)
+        if isinstance(p, dict) and "granted_at_sequence" in p
+    }
 
 
 def validations(r: Reader, trace_id: str) -> list[dict[str, Any]]:

@@ -169,3 +169,25 @@ def test_run_with_an_anchor_delegates_against_an_endpoint(
     assert code == 2
     _, listed = cli("--db", str(db), "traces", "--json")
     assert len(json.loads(listed)) == 2  # the refused runs wrote nothing
+
+
+def test_export_import_and_copy_keep_the_delegation_tree(
+    demo_db: tuple[Path, str], cli: Cli, tmp_path: Path
+) -> None:
+    db, root = demo_db
+    _, before = cli("--db", str(db), "delegation", root, "--json")
+    _, listed = cli("--db", str(db), "traces", "--json")
+    files = []
+    for tr in json.loads(listed):
+        out = tmp_path / f"{tr['id']}.json"
+        assert cli("--db", str(db), "export", tr["id"], "-o", str(out))[0] == 0
+        files.append(str(out))
+    other = tmp_path / "other.db"
+    code, _ = cli("--db", str(other), "import", *files, "--json")
+    assert code == 0
+    _, after = cli("--db", str(other), "delegation", root, "--json")
+    assert json.loads(after) == json.loads(before)  # grants, reads, versions, verdicts
+    copied = tmp_path / "copied.db"
+    assert cli("copy", "--from", str(db), "--to", str(copied), "--quiet")[0] == 0
+    _, again = cli("--db", str(copied), "delegation", root, "--json")
+    assert json.loads(again) == json.loads(before)
