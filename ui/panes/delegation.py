@@ -3,9 +3,10 @@
 One row per trace of the tree (``core/inspect/delegation.py:delegation_tree``): its tree
 path, anchor hash, brief version with characters against the limit, refs held against the
 limits, and the validator verdict with the packet's characters against its budget. Beside
-the tree, the selected trace in full: brief versions and the diff between the last two,
-each ref (granted by whom, at which sequence, read or not, dropped why), the packet's parts
-and what was left out. Clicking a row opens that trace. Loads off the UI thread.
+the tree (under it when the pane is narrow), the selected trace in full: brief versions and
+the diff between the last two, each ref (granted by whom, at which sequence, read or not,
+dropped why), the packet's parts and what was left out. Clicking a row opens that trace.
+Loads off the UI thread.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -47,6 +48,8 @@ Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Trace", "Anchor", "Brief", "Refs", "Validator")
 EMPTY_TEXT = "This trace is not part of a delegation tree (ctxlens demo --scenario delegation)."
 TraceRole = Qt.ItemDataRole.UserRole + 1
+WIDE = 1000
+"""Pane width (px) from which the detail sits beside the tree."""
 
 
 class DelegationTreeModel(QAbstractItemModel):
@@ -161,16 +164,24 @@ class DelegationPane(QWidget):
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        split = QSplitter(Qt.Orientation.Horizontal)  # a wide, low bottom dock
+        split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.detail)
-        split.setSizes([590, 510])
         self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.empty, 1)
         self._show(None, None)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Tree beside the detail when the pane is wide, above it when narrow."""
+        wide = event.size().width() >= WIDE
+        want = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != want:
+            self.split.setOrientation(want)
+            self.split.setSizes([590, 510] if wide else [130, 200])
+        super().resizeEvent(event)
 
     def reload(self) -> None:
         store, trace_id = self.session.store, self.session.trace_id
