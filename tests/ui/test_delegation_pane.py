@@ -81,3 +81,19 @@ def test_model_passes_qtmodeltester(
     qtmodeltester.check(model, force_py=True)
     model.set_rows([], None)
     qtmodeltester.check(model, force_py=True)
+
+
+def test_detail_sits_beside_the_tree_only_when_the_pane_is_wide(qtbot: Any) -> None:
+    from ui.panes.delegation import WIDE, DelegationPane
+    from ui.session import Session
+    from ui.tasks import TaskRunner
+
+    runner = TaskRunner()
+    pane = DelegationPane(Session(), runner)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.resize(WIDE + 100, 300)
+    qtbot.waitUntil(lambda: pane.split.orientation() == Qt.Orientation.Horizontal)
+    pane.resize(WIDE - 300, 300)
+    qtbot.waitUntil(lambda: pane.split.orientation() == Qt.Orientation.Vertical)
+    assert pane.empty.isVisible() and not pane.split.isVisible()  # no store: says why
