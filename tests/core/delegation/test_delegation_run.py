@@ -195,3 +195,32 @@ def test_a_root_without_an_anchor_is_refused_with_a_clear_error(tmp_path: Path) 
         asyncio.run(runner.start_turn("go"))
     with store.read() as r:
         assert r.trace(trace.id).head is None  # nothing was written
+
+
+def test_a_call_that_differs_from_the_approved_brief_is_refused(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "a.db")
+    brief = {"objective": "o", "completion_criteria": ["c"]}
+
+    def approver(raw: Any) -> Any:  # a person approved it with one more constraint
+        return {**raw, "constraints": ["stay read-only"]}
+
+    runner = _run(
+        store,
+        [
+            _agent("R1", name="a", brief=brief),
+            _agent("R2", name="a", brief={**brief, "constraints": [" stay read-only "]}),
+        ],
+        DelegationSettings(approver=approver),
+        Script((Step.final("AF", "ok"),), name="a", match="You are delegated agent a."),
+    )
+    with store.read() as r:
+        results = [
+            m.content
+            for m in r.iter_main_path(runner.trace_id)
+            if m.role == "tool" and m.name == "agent"
+        ]
+        (kid,) = children(r, runner.trace_id)
+        (version,) = brief_versions(r, kid.trace_id)
+    assert "differs from the approved one in constraints" in results[0]
+    assert "verdict pass" in results[1]  # the same brief after normalization
+    assert version.approved_version == version.version
