@@ -31,6 +31,7 @@ COMMANDS = (
     "app.commands.replay",
     "app.commands.resume",
     "app.commands.compare",
+    "app.commands.delegation",
     "app.commands.export",
     "app.commands.import_",
     "app.commands.copy",

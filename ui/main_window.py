@@ -42,6 +42,7 @@ from ui.errors import show_error
 from ui.palette import CommandPalette
 from ui.panes.budget import BudgetPane
 from ui.panes.context import ContextPane
+from ui.panes.delegation import DelegationPane
 from ui.panes.detail import MessageDetailPane
 from ui.panes.goals import GoalPane
 from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
@@ -116,6 +117,7 @@ class MainWindow(QMainWindow):
         self.skills = SkillsPane()
         self.grants = GrantsPane()
         self.budget = BudgetPane()
+        self.delegation = DelegationPane(s, r)
         self.records = RecordsLoader(s, r, self.skills, self.grants)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -132,8 +134,10 @@ class MainWindow(QMainWindow):
         self._dock("skills", "Skills", self.skills, bottom)
         self._dock("grants", "Grants", self.grants, bottom)
         self._dock("budget", "Budget", self.budget, bottom)
+        self._dock("delegation", "Delegation", self.delegation, bottom)
         self.tabifyDockWidget(self.docks["skills"], self.docks["grants"])
         self.tabifyDockWidget(self.docks["grants"], self.docks["budget"])
+        self.tabifyDockWidget(self.docks["budget"], self.docks["delegation"])
         self.docks["skills"].raise_()
         self.resizeDocks(
             [self.docks["traces"], self.docks["detail"]], [370, 520], Qt.Orientation.Horizontal
@@ -334,7 +338,8 @@ class MainWindow(QMainWindow):
         self.live.activity.connect(self._run_activity)
         self.live.failed.connect(lambda exc: self.report_error(exc, "Run"))
         # The timeline loads first (first paint); the other panes follow once it has.
-        for pane in (self.goals, self.context, self.records):
+        self.delegation.open_trace.connect(self.open_trace)
+        for pane in (self.goals, self.context, self.records, self.delegation):
             self.timeline.main_path_loaded.connect(pane.reload)
 
     # -- store and trace ------------------------------------------------------------------

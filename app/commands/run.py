@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--demo-tools", action="store_true", help="offer the demo world's tools")
     p.add_argument("--no-stream", action="store_true")
     p.add_argument(
+        "--anchor",
+        metavar="FILE.json",
+        help="start a recursive delegation root with this RootTaskAnchor "
+        "({objective, completion_criteria, constraints}); offers agent() and read_context_ref",
+    )
+    p.add_argument(
         "--set",
         action="append",
         default=[],
@@ -49,10 +55,10 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.llm import ChatClient, ModelCompactionSummarizer, ModelSettings
     from core.run.config import RunConfig
     from core.run.live import DEMO_TOOLS
-    from core.run.runner import Runner
     from core.run.tools import ToolRegistry
 
     a = ctx.args
+    anchor = _anchor(a.anchor)  # checked before anything is written
     store = ctx.store(create=True)
     settings = ModelSettings.resolve(
         base_url=a.base_url,
@@ -79,8 +85,9 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         w.update_trace_metadata(trace_id, {**meta, "run": run})
     world = World()
     tools = demo_tools(world) if a.demo_tools else ToolRegistry()
+    runner_class, extra = _delegation(store, trace_id, anchor)
     async with ChatClient(settings) as client:
-        runner = Runner(
+        runner = runner_class(
             store,
             trace_id,
             client,
@@ -88,6 +95,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
             tools=tools,
             slimmers=demo_slimmers() if a.demo_tools else None,
             summarizer=ModelCompactionSummarizer(client),
+            **extra,
         )
         await runner.start_turn(a.task)
         outcome = await runner.run()
@@ -103,6 +111,41 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         "final": outcome.final,
         "stopped": outcome.stopped,
     }
+
+
+def _anchor(path: str | None) -> Any:
+    if path is None:
+        return None
+    from core.delegation.anchor import normalize_anchor
+    from core.delegation.anchor_file import read_anchor_file
+    from core.delegation.normal import DelegationError
+
+    raw = read_anchor_file(path)  # its errors name the file
+    try:
+        return normalize_anchor(raw)
+    except DelegationError as exc:
+        raise DelegationError(f"{path}: {exc}") from None
+
+
+def _delegation(store: Any, trace_id: str, anchor: Any) -> tuple[Any, dict[str, Any]]:
+    """The runner class and its extra arguments: with ``--anchor`` a delegating root (a new
+    one, or the same root continued; a root's anchor never changes)."""
+    from core.run.runner import Runner
+
+    if anchor is None:
+        return Runner, {}
+    from core.delegation.normal import DelegationError
+    from core.delegation.runner import DelegatingRunner
+    from core.delegation.runtime import DelegationSettings, start_root
+    from core.delegation.store import node
+
+    with store.read() as r:
+        here = node(r, trace_id)
+    if here is None:
+        start_root(store, trace_id, anchor.to_json())
+    elif here.anchor_sha256 != anchor.sha256 or here.depth:
+        raise DelegationError(f"trace {trace_id} already has another anchor; it cannot change")
+    return DelegatingRunner, {"delegation": DelegationSettings()}
 
 
 def _public(url: str) -> str:

@@ -30,6 +30,10 @@ RECORD_TABLES = (
     "grants",
     "audit_log",
     "run_events",
+    "delegation_traces",
+    "task_protocol_versions",
+    "context_ref_snapshots",
+    "delegation_grants",
 )
 
 

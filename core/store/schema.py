@@ -295,3 +295,76 @@ import_records = Table(
     # so its content hash can be computed beside the import instead of before it.
     Column("bytes", BigInteger, nullable=True),
 )
+
+# -- recursive delegation (DEL-1..4, core/delegation/) -----------------------------------------
+delegation_traces = Table(
+    "delegation_traces",
+    metadata,
+    # One row per trace of a delegation tree: its lineage, the root's anchor hash (the root's
+    # row alone holds the anchor itself), the frozen tool snapshot and the budget root.
+    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
+    Column("root_trace_id", String(64), nullable=False),
+    Column("parent_trace_id", String(64), nullable=True),
+    Column("depth", Integer, nullable=False, default=0),
+    Column("name", String(128), nullable=False, default="root"),
+    Column("call_sequence", Integer, nullable=True),
+    Column("anchor", Json, nullable=True),
+    Column("anchor_sha256", String(64), nullable=False),
+    Column("tools", Json, nullable=True),
+    Column("budget_root", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_delegation_parent", "parent_trace_id"),
+)
+
+task_protocol_versions = Table(
+    "task_protocol_versions",
+    metadata,
+    # Every version of a trace's TaskBrief; the newest is current, older rows never change.
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    Column("version_index", Integer, nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("brief", Json, nullable=False),
+    Column("chars", Integer, nullable=False),
+    Column("approved_version", String(64), nullable=True),
+    Column("parent_sequence", Integer, nullable=True),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("trace_id", "version_index", name="uq_protocol_version"),
+)
+
+context_ref_snapshots = Table(
+    "context_ref_snapshots",
+    metadata,
+    # Immutable snapshot content (canonical JSON text) in its owner's local catalogue, made
+    # at the owner's message ``made_at_sequence`` (a reviewed result: the ``agent()`` call;
+    # off the main path after a rewind, it leaves the catalogue).
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    Column("ref_id", String(128), nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("chars", Integer, nullable=False),
+    Column("made_at_sequence", Integer, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Index("ix_ref_snapshots_pair", "trace_id", "ref_id", "version"),
+)
+
+delegation_grants = Table(
+    "delegation_grants",
+    metadata,
+    # A ref/version pair held by ``trace_id``, granted by the parent trace at its message
+    # ``granted_at_sequence``; ended (never deleted) by a revision or a rewind.
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    Column("ref_id", String(128), nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("chars", Integer, nullable=False),
+    Column("granted_by", String(64), nullable=False),
+    Column("granted_at_sequence", Integer, nullable=False),
+    Column("dropped_reason", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Index("ix_delegation_grants_trace", "trace_id"),
+    Index("ix_delegation_grants_granter", "granted_by"),
+)

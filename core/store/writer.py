@@ -395,6 +395,9 @@ class Writer:
         st.head = to_sequence
         st.dirty = True
         self.add_run_event(trace_id, "rewind", to_sequence, {"from": old, "to": to_sequence})
+        from core.delegation.store import drop_rewound_grants  # DEL-3: later grants end
+
+        drop_rewound_grants(self, trace_id, to_sequence)
         return old, to_sequence
 
     def flush(self) -> None:

@@ -1,0 +1,221 @@
+"""Delegation pane (issue 15): the delegation tree of the trace on view.
+
+One row per trace of the tree (``core/inspect/delegation.py:delegation_tree``): its tree
+path, anchor hash, brief version with characters against the limit, refs held against the
+limits, and the validator verdict with the packet's characters against its budget. Beside
+the tree (under it when the pane is narrow), the selected trace in full: brief versions and
+the diff between the last two, each ref (granted by whom, at which sequence, read or not,
+dropped why), the packet's parts and what was left out. Clicking a row opens that trace.
+Loads off the UI thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QFont, QFontDatabase, QResizeEvent
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.inspect.delegation import (
+    DelegationRow,
+    brief_cell,
+    delegation_tree,
+    node_detail,
+    refs_cell,
+    short,
+    verdict_cell,
+)
+from ui.session import Session
+from ui.tasks import TaskRunner
+
+Index = QModelIndex | QPersistentModelIndex
+HEADERS = ("Trace", "Anchor", "Brief", "Refs", "Validator")
+EMPTY_TEXT = "This trace is not part of a delegation tree (ctxlens demo --scenario delegation)."
+TraceRole = Qt.ItemDataRole.UserRole + 1
+WIDE = 1000
+"""Pane width (px) from which the detail sits beside the tree."""
+
+
+class DelegationTreeModel(QAbstractItemModel):
+    """Rows of a delegation tree; index ids are row positions + 1."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[DelegationRow] = []
+        self.current: str | None = None
+        self._children: dict[int, list[int]] = {0: []}
+
+    def set_rows(self, rows: list[DelegationRow], current: str | None) -> None:
+        self.beginResetModel()
+        self.rows, self.current = list(rows), current
+        self._children = {0: []}
+        for pos, row in enumerate(self.rows, start=1):
+            self._children.setdefault(pos, [])
+            parent = 0 if row.parent is None else row.parent + 1
+            self._children.setdefault(parent, []).append(pos)
+        self.endResetModel()
+
+    def row_at(self, index: Index) -> DelegationRow | None:
+        return self.rows[index.internalId() - 1] if index.isValid() else None
+
+    def index_of(self, trace_id: str) -> QModelIndex:
+        for pos, row in enumerate(self.rows, start=1):
+            if row.trace_id == trace_id:
+                parent = 0 if row.parent is None else row.parent + 1
+                return self.createIndex(self._children[parent].index(pos), 0, pos)
+        return QModelIndex()
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+        if parent.isValid() and parent.column() != 0:
+            return QModelIndex()
+        kids = self._children.get(parent.internalId() if parent.isValid() else 0, [])
+        if not (0 <= row < len(kids) and 0 <= column < len(HEADERS)):
+            return QModelIndex()
+        return self.createIndex(row, column, kids[row])
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        row = self.row_at(index)
+        if row is None or row.parent is None:
+            return QModelIndex()
+        pos = row.parent + 1
+        grand = self.rows[row.parent].parent
+        siblings = self._children[0 if grand is None else grand + 1]
+        return self.createIndex(siblings.index(pos), 0, pos)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._children.get(parent.internalId() if parent.isValid() else 0, []))
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return len(HEADERS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        row = self.row_at(index)
+        if row is None:
+            return None
+        n = row.data
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return _cell(n, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{n['name']} — trace {n['trace_id']}\nClick to open this trace."
+        if role == Qt.ItemDataRole.FontRole and n["trace_id"] == self.current:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == TraceRole:
+            return n["trace_id"]
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section] if 0 <= section < len(HEADERS) else None
+        return None
+
+
+def _cell(n: dict[str, Any], col: int) -> str:
+    if col == 0:
+        return str(n["name"]).rsplit("/", 1)[-1]
+    if col == 1:
+        return short(n["anchor"]["sha256"], 10)
+    return (brief_cell, refs_cell, verdict_cell)[col - 2](n)
+
+
+class DelegationPane(QWidget):
+    open_trace = Signal(str)
+    loaded = Signal()
+
+    def __init__(self, session: Session, runner: TaskRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("delegationPane")
+        self.session, self.runner = session, runner
+        self.model = DelegationTreeModel(self)
+        self.tree = QTreeView()
+        self.tree.setObjectName("delegationTree")
+        self.tree.setModel(self.model)
+        self.tree.setAlternatingRowColors(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.tree.clicked.connect(self._clicked)
+        self.tree.activated.connect(self._clicked)
+        self.detail = QPlainTextEdit()
+        self.detail.setObjectName("delegationDetail")
+        self.detail.setReadOnly(True)
+        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.tree)
+        split.addWidget(self.detail)
+        self.split = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.empty, 1)
+        self._show(None, None)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Tree beside the detail when the pane is wide, above it when narrow."""
+        wide = event.size().width() >= WIDE
+        want = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != want:
+            self.split.setOrientation(want)
+            self.split.setSizes([590, 510] if wide else [130, 200])
+        super().resizeEvent(event)
+
+    def reload(self) -> None:
+        store, trace_id = self.session.store, self.session.trace_id
+        if store is None or trace_id is None:
+            self._show(None, None)
+            return
+
+        def task(_c: object) -> list[DelegationRow] | None:
+            with store.read() as r:
+                return delegation_tree(r, trace_id)
+
+        self.runner.submit(
+            "delegation", task, lambda rows: self._show(rows, trace_id), key="delegation"
+        )
+
+    def _show(self, rows: list[DelegationRow] | None, current: str | None) -> None:
+        self.model.set_rows(rows or [], current)
+        self.tree.expandAll()
+        self.split.setVisible(bool(rows))
+        self.empty.setVisible(not rows)
+        index = self.model.index_of(current) if current else QModelIndex()
+        if index.isValid():
+            self.tree.setCurrentIndex(index)
+        self._describe(self.model.row_at(index))
+        self.loaded.emit()
+
+    def _describe(self, row: DelegationRow | None) -> None:
+        names = {r.trace_id: str(r.data["name"]) for r in self.model.rows}
+        self.detail.setPlainText(node_detail(row.data, names) if row else "")
+
+    def _clicked(self, index: QModelIndex) -> None:
+        row = self.model.row_at(index)
+        if row is None:
+            return
+        self._describe(row)
+        if row.trace_id != self.session.trace_id:
+            self.open_trace.emit(row.trace_id)
