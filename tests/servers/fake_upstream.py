@@ -110,8 +110,9 @@ class FakeUpstream:
         self, seen: Seen, body: dict[str, Any], reply: Reply, writer: asyncio.StreamWriter
     ) -> None:
         family = _family(seen.path)
-        if reply.fault == "500":
-            data = json.dumps(_error_body(family)).encode()
+        if reply.fault == "500":  # echoes the credential, as the worst provider would
+            echo = seen.headers.get("authorization") or seen.headers.get("x-api-key") or ""
+            data = json.dumps(_error_body(family, echo)).encode()
             head = [("content-type", "application/json"), ("content-length", str(len(data)))]
             writer.write(head_bytes(500, "", head) + data)
             await writer.drain()
@@ -147,10 +148,11 @@ def _family(path: str) -> str:
     return "responses" if path.endswith("/responses") else "anthropic"
 
 
-def _error_body(family: str) -> dict[str, Any]:
+def _error_body(family: str, echo: str) -> dict[str, Any]:
+    message = f"upstream broke (you sent {echo})"
     if family == "anthropic":
-        return {"type": "error", "error": {"type": "api_error", "message": "upstream broke"}}
-    return {"error": {"message": "upstream broke", "type": "server_error", "code": None}}
+        return {"type": "error", "error": {"type": "api_error", "message": message}}
+    return {"error": {"message": message, "type": "server_error", "code": None}}
 
 
 def _plain(family: str, model: str, r: Reply) -> dict[str, Any]:
