@@ -50,6 +50,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.run.config import RunConfig
     from core.run.live import DEMO_TOOLS
     from core.run.runner import Runner
+    from core.run.task_run import public_url
     from core.run.tools import ToolRegistry
 
     a = ctx.args
@@ -75,7 +76,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         trace_id = store.create_trace(a.task[:80], source="ctxlens").id
     with store.write() as w:  # what `ctxlens resume` needs to continue it (never the key)
         meta = w.read.trace(trace_id).metadata or {}
-        run = {"base_url": _public(settings.base_url), "demo_tools": bool(a.demo_tools)}
+        run = {"base_url": public_url(settings.base_url), "demo_tools": bool(a.demo_tools)}
         w.update_trace_metadata(trace_id, {**meta, "run": run})
     world = World()
     tools = demo_tools(world) if a.demo_tools else ToolRegistry()
@@ -103,13 +104,3 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         "final": outcome.final,
         "stopped": outcome.stopped,
     }
-
-
-def _public(url: str) -> str:
-    """The URL without user:password@ (credentials never enter the store)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc)) if parts.netloc else url
