@@ -8,7 +8,6 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import qasync
