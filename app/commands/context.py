@@ -44,8 +44,9 @@ def run(ctx: CliContext) -> int:
         "request_sha256": digest,
         "recorded_sha256": recorded,
     }
-    if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent
-        result["proxy_request"] = proxied
+    if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
+        result["proxy_request"] = proxied  # and the recorded hash is of those bytes
+        result["request_sha256"] = proxied["computed_sha256"]
     if ctx.args.json:
         ctx.emit_json(result)
     else:

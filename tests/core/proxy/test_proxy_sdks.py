@@ -11,7 +11,9 @@ from pathlib import Path
 import anthropic
 import openai
 
+from core.inspect.context_report import call_diff, call_report
 from core.records import ToolCall
+from core.store import Store
 from tests.core.proxy.conftest import context
 from tests.helpers.proxy_process import ProxyProcess
 from tests.servers.fake_upstream import FakeUpstream, Reply
@@ -67,6 +69,7 @@ def test_chat_stream_tool_call_then_result_is_one_trace(
     assert ctx0["recorded_sha256"] == _sha(upstream.requests[0].body)
     assert ctx0["proxy_request"]["body"].encode() == upstream.requests[0].body
     assert ctx0["proxy_request"]["sha256_ok"] is True
+    assert ctx0["request_sha256"] == ctx0["recorded_sha256"], "the hash is of the body sent"
 
     ctx1 = context(db, first["trace"], 1)
     roles = [m["role"] for m in ctx1["messages"]]
@@ -153,6 +156,13 @@ def test_trace_header_and_context_diff_show_what_the_agent_dropped(
     assert [m["content"] for m in before["messages"]] == [f"step {i}" for i in range(4)]
     assert [m["content"] for m in after["messages"]] == ["step 0", "summary of steps 1-2", "step 3"]
     assert "x-ctxlens-trace" not in upstream.requests[0].headers
+    with Store.open(db) as store, store.read() as r:
+        diff = call_diff(r, "my-run", 0)  # what the inspector's diff pane shows
+        assert diff is not None
+        assert [row.preview for row in diff.left] == ["step 1", "step 2"]
+        assert [row.preview for row in diff.entered] == ["summary of steps 1-2"]
+        assert diff.kept == 2
+        assert call_report(r, r.llm_call("my-run", 1)).matches_record is True
 
 
 def test_unrelated_requests_are_separate_traces_and_other_paths_pass_through(
