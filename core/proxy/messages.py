@@ -44,11 +44,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: Any, sep: str = "") -> str:
+    """The text of string or block content; ``sep`` joins separate blocks (a system prompt
+    or user turn sent as several blocks reads as paragraphs; an assistant's streamed text
+    parts join as they were produced)."""
     if isinstance(content, str):
         return content
     texts = [str(p.get("text", "")) for p in _list(content) if isinstance(p, dict)]
-    return "".join(t for t in texts if t)
+    return sep.join(t for t in texts if t)
 
 
 def _extra_parts(content: Any) -> tuple[Any, ...] | None:
@@ -63,8 +66,11 @@ def _extra_parts(content: Any) -> tuple[Any, ...] | None:
 _TEXT_TYPES = ("text", "input_text", "output_text")
 
 
-def _system(text: str) -> NewMessage:
-    return NewMessage("system", text, kind="system_prompt")
+def _system(content: Any) -> NewMessage:
+    return NewMessage("system", _text_of(content, PARAGRAPH), kind="system_prompt")
+
+
+PARAGRAPH = "\n\n"
 
 
 # -- OpenAI Chat Completions ------------------------------------------------------------
@@ -76,14 +82,14 @@ def _chat_message(raw: Any) -> Iterator[NewMessage]:
     role = str(raw.get("role", "user"))
     content = raw.get("content")
     if role in ("system", "developer"):
-        yield _system(_text_of(content))
+        yield _system(content)
     elif role == "tool":
         yield NewMessage("tool", _text_of(content), tool_call_id=str(raw.get("tool_call_id", "")))
     elif role == "assistant":
         calls = tuple(ToolCall.from_json(c) for c in _list(raw.get("tool_calls")))
         yield NewMessage("assistant", _text_of(content), _extra_parts(content), calls)
     else:
-        yield NewMessage("user", _text_of(content), _extra_parts(content))
+        yield NewMessage("user", _text_of(content, PARAGRAPH), _extra_parts(content))
 
 
 # -- OpenAI Responses --------------------------------------------------------------------
@@ -117,9 +123,9 @@ def _responses_item(item: dict[str, Any]) -> Iterator[NewMessage]:
         role = str(item.get("role", "user"))
         content = item.get("content")
         if role in ("system", "developer"):
-            yield _system(_text_of(content))
+            yield _system(content)
         else:
-            yield NewMessage("user", _text_of(content), _extra_parts(content))
+            yield NewMessage("user", _text_of(content, PARAGRAPH), _extra_parts(content))
     else:  # an item type this reader does not know: kept whole, visibly
         yield NewMessage("user", json.dumps(item, ensure_ascii=False), (item,), kind="meta")
 
@@ -164,7 +170,7 @@ def function_call(item: dict[str, Any]) -> ToolCall:
 def _anthropic_request(body: dict[str, Any]) -> Iterator[NewMessage]:
     system = body.get("system")
     if system:
-        yield _system(_text_of(system))
+        yield _system(system)
     for raw in _list(body.get("messages")):
         if isinstance(raw, dict):
             yield from _anthropic_message(raw)
@@ -183,13 +189,13 @@ def _anthropic_message(raw: dict[str, Any]) -> Iterator[NewMessage]:
         if isinstance(block, dict) and block.get("type") == "tool_result":
             yield NewMessage(
                 "tool",
-                _text_of(block.get("content")),
+                _text_of(block.get("content"), PARAGRAPH),
                 tool_call_id=str(block.get("tool_use_id", "")),
             )
         else:
             rest.append(block)
     if rest:
-        yield NewMessage("user", _text_of(rest), _extra_parts(rest))
+        yield NewMessage("user", _text_of(rest, PARAGRAPH), _extra_parts(rest))
 
 
 def _block(content: Any) -> dict[str, Any]:

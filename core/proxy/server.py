@@ -245,20 +245,25 @@ class ProxyServer:
         except httpx.HTTPError as exc:
             return await _fail(writer, 502, "unreachable", f"upstream unreachable: {exc!r}")
         try:
-            return await _relay(resp, writer, pending, started)
+            return await _relay(resp, writer, pending, started, req.method == "HEAD")
         finally:
             await resp.aclose()
 
 
 async def _relay(
-    resp: httpx.Response, writer: asyncio.StreamWriter, pending: Pending | None, started: float
+    resp: httpx.Response,
+    writer: asyncio.StreamWriter,
+    pending: Pending | None,
+    started: float,
+    head_only: bool = False,
 ) -> tuple[Outcome, bool]:
     """The upstream response to the client piece by piece, tapped for the recorder."""
-    framed = "content-length" not in resp.headers
+    bodiless = head_only or resp.status_code in (204, 304) or resp.status_code < 200
+    framed = "content-length" not in resp.headers and not bodiless
     headers = [(k, v) for k, v in _decoded(resp.headers.raw) if k.lower() not in HOP_BY_HOP]
     if framed:
         headers.append(("transfer-encoding", "chunked"))
-    else:
+    elif "content-length" in resp.headers:
         headers.append(("content-length", resp.headers["content-length"]))
     tap = _tap(resp, pending)
     o = Outcome("done" if resp.status_code < 400 else "error", resp.status_code, Assembled())

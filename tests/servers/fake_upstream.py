@@ -90,13 +90,14 @@ class FakeUpstream:
             while (req := await read_request(reader)) is not None:
                 seen = Seen(req.path, {k.lower(): v for k, v in req.headers}, req.body)
                 self.requests.append(seen)
-                if req.method == "GET":  # e.g. /v1/models: not a model call
+                if req.method != "POST":  # GET /v1/models, a HEAD probe: not model calls
                     data = json.dumps({"object": "list", "data": [{"id": "m"}]}).encode()
                     head = [
                         ("content-type", "application/json"),
                         ("content-length", str(len(data))),
                     ]
-                    writer.write(head_bytes(200, "", head) + data)
+                    body = b"" if req.method == "HEAD" else data
+                    writer.write(head_bytes(200, "", head) + body)
                     continue
                 reply = self.replies.popleft() if self.replies else Reply()
                 await self._answer(seen, json.loads(req.body), reply, writer)
