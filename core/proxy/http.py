@@ -26,6 +26,7 @@ HOP_BY_HOP = frozenset(
         "upgrade",
         "host",
         "content-length",
+        "expect",  # answered here (``100 Continue``), not forwarded
     }
 )
 
@@ -70,8 +71,11 @@ def storable_headers(headers: list[tuple[str, str]]) -> dict[str, str]:
     }
 
 
-async def read_request(reader: asyncio.StreamReader) -> Request | None:
-    """The next request on a connection, or ``None`` when the client closed it."""
+async def read_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None = None
+) -> Request | None:
+    """The next request on a connection, or ``None`` when the client closed it. A client
+    that asks ``Expect: 100-continue`` (curl, for large bodies) is told to go on."""
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as exc:
@@ -87,6 +91,9 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
         raise BadRequest(f"bad request line {lines[0][:80]!r}") from None
     headers = [_header(line) for line in lines[1:] if line]
     req = Request(method, target, headers, b"")
+    if writer is not None and (req.header("expect") or "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
     body = await _read_body(reader, req)
     return Request(method, target, headers, body)
 

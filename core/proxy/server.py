@@ -169,7 +169,7 @@ class ProxyServer:
         try:
             while True:
                 try:
-                    req = await read_request(reader)
+                    req = await read_request(reader, writer)
                 except BadRequest as exc:
                     writer.write(_json_response(400, {"error": {"message": str(exc)}}, False))
                     await writer.drain()

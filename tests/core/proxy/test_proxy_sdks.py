@@ -176,3 +176,57 @@ def test_unrelated_requests_are_separate_traces_and_other_paths_pass_through(
     a, b = proxy.calls(2)
     assert a["trace"] != b["trace"]
     assert [r.path for r in upstream.requests] == ["/v1/chat/completions"] * 2 + ["/v1/models"]
+
+
+def test_parallel_streams_are_recorded_apart(proxy: ProxyProcess, upstream: FakeUpstream) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = _openai(proxy)
+
+    def ask(i: int) -> str:
+        upstream.replies.append(Reply(f"answer {i} " * 5))
+        stream = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"question {i}"}], stream=True
+        )
+        return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(ask, range(4)))
+    assert all(a.startswith("answer ") for a in answers)
+    events = proxy.calls(4)
+    assert len({e["trace"] for e in events}) == 4
+    assert all(e["outcome"] == "done" and e["complete"] for e in events)
+
+
+def test_curl_with_expect_100_continue(
+    proxy: ProxyProcess, upstream: FakeUpstream, db: Path
+) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("curl") is None:
+        return
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 4000}]})
+    done = subprocess.run(
+        [
+            "curl",
+            "-sS",
+            "--max-time",
+            "20",
+            "-H",
+            "Expect: 100-continue",
+            "-H",
+            "content-type: application/json",
+            "--data-binary",
+            "@-",
+            proxy.url + "/v1/chat/completions",
+        ],
+        input=body,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["choices"][0]["message"]["content"] == "ok"
+    (event,) = proxy.calls(1)
+    assert context(db, event["trace"], 0)["proxy_request"]["body"] == body
