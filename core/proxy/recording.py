@@ -50,6 +50,9 @@ class Pending:
     keys: list[str]
     secrets: list[str] = field(repr=False, default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    previous_response_id: str | None = None
+    """A Responses call that continued a stored response: its context includes that
+    response's (reconstructed from the store, not sent in this body)."""
 
 
 @dataclass
@@ -130,8 +133,15 @@ class Recorder:
         stream = bool((body or {}).get("stream"))
         sha = hashlib.sha256(req.body).hexdigest()
         with self.store.write() as w:
-            trace_id = self._trace_for(w, api, req, messages, keys)
+            earlier = _previous_response(w, body) if api == "responses" else None
+            trace_id = (
+                earlier[0]
+                if earlier and not req.header(TRACE_HEADER)
+                else (self._trace_for(w, api, req, messages, keys))
+            )
             context = self._sequences(w, trace_id, messages, keys)
+            if earlier is not None and earlier[0] == trace_id:
+                context = _continued(earlier[1], context, messages)
             call_index = _next_index(w, trace_id)
             res = w.conn.execute(
                 t.proxy_requests.insert().values(
@@ -156,9 +166,12 @@ class Recorder:
         self.conversations.add(trace_id, keys)
         self.traces_seen.add(trace_id)
         row_id = int(res.inserted_primary_key[0])  # type: ignore[index]
-        return Pending(
+        pending = Pending(
             row_id, trace_id, call_index, api, model, stream, sha, context, keys, secrets
         )
+        if earlier is not None:
+            pending.previous_response_id = str((body or {}).get("previous_response_id"))
+        return pending
 
     def _trace_for(
         self, w: Writer, api: str, req: Request, messages: list[NewMessage], keys: list[str]
@@ -241,6 +254,7 @@ class Recorder:
                     error=error,
                     response_key=response_key,
                     response_id=a.response_id,
+                    response_sequence=response_seq,
                     chunks=o.chunks,
                     response_bytes=o.response_bytes,
                     first_byte_ms=o.first_byte_ms,
@@ -263,6 +277,8 @@ class Recorder:
             "complete": a.complete,
             "finish_reason": a.finish_reason,
         }
+        if p.previous_response_id:
+            proxy["previous_response_id"] = p.previous_response_id
         return LlmCall(
             p.trace_id,
             p.call_index,
@@ -287,6 +303,34 @@ def _parse(body: bytes) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(obj, dict):
         return None, "request body is not a JSON object"
     return obj, None
+
+
+def _previous_response(w: Writer, body: dict[str, Any] | None) -> tuple[str, list[int]] | None:
+    """For a Responses request that names ``previous_response_id``: the trace of that
+    response and the context the model had then (the earlier call's, plus its response)."""
+    previous = (body or {}).get("previous_response_id")
+    if not isinstance(previous, str) or not previous:
+        return None
+    c = t.proxy_requests.c
+    row = w.conn.execute(
+        select(c.trace_id, c.context, c.response_sequence)
+        .where(c.response_id == previous)
+        .order_by(c.id.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    trace_id, context, response_seq = row
+    return trace_id, [*context, *([response_seq] if response_seq is not None else [])]
+
+
+def _continued(earlier: list[int], sent: list[int], messages: list[NewMessage]) -> list[int]:
+    """What the model saw for a call that continues a stored response: this body's system
+    turns first, then the earlier context (without those same turns), then the rest of
+    what this body sent."""
+    system = [s for s, m in zip(sent, messages) if m.role == "system"]
+    rest = [s for s, m in zip(sent, messages) if m.role != "system"]
+    return system + [s for s in earlier if s not in system] + rest
 
 
 def _problem(problem: str | None) -> dict[str, str]:

@@ -321,6 +321,7 @@ proxy_requests = Table(
     Column("error", Text, nullable=True),
     Column("response_key", String(40), nullable=True),
     Column("response_id", String(128), nullable=True),
+    Column("response_sequence", Integer, nullable=True),
     Column("chunks", Integer, nullable=False, default=0),
     Column("response_bytes", BigInteger, nullable=False, default=0),
     Column("first_byte_ms", Float, nullable=True),
@@ -328,4 +329,5 @@ proxy_requests = Table(
     Column("ended_at", Float, nullable=True),
     UniqueConstraint("trace_id", "call_index", name="uq_proxy_requests_trace_index"),
     Index("ix_proxy_requests_state", "state"),
+    Index("ix_proxy_requests_response_id", "response_id"),
 )

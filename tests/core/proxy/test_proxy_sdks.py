@@ -230,3 +230,29 @@ def test_curl_with_expect_100_continue(
     assert json.loads(done.stdout)["choices"][0]["message"]["content"] == "ok"
     (event,) = proxy.calls(1)
     assert context(db, event["trace"], 0)["proxy_request"]["body"] == body
+
+
+def test_responses_previous_response_id_continues_the_stored_conversation(
+    proxy: ProxyProcess, upstream: FakeUpstream, db: Path
+) -> None:
+    call = ToolCall("call_p1", "lookup", '{"q": "z"}')
+    upstream.replies.extend([Reply("Checking z.", (call,)), Reply("z is 3.")])
+    client = _openai(proxy)
+    first = client.responses.create(model="gpt-r", instructions="Be brief.", input="Find z")
+    output = {"type": "function_call_output", "call_id": "call_p1", "output": "3"}
+    second = client.responses.create(
+        model="gpt-r",
+        instructions="Be brief.",
+        previous_response_id=first.id,
+        input=[output],  # type: ignore[list-item]
+    )
+    assert second.output_text == "z is 3."
+    a, b = proxy.calls(2)
+    assert a["trace"] == b["trace"], "previous_response_id names the earlier call's trace"
+    ctx = context(db, b["trace"], 1)
+    assert [m["role"] for m in ctx["messages"]] == ["system", "user", "assistant", "tool"]
+    assert ctx["messages"][2]["tool_calls"][0]["id"] == "call_p1"
+    assert json.loads(ctx["proxy_request"]["body"])["input"] == [output], "the body as sent"
+    with Store.open(db) as store, store.read() as r:
+        params = r.llm_call(b["trace"], 1).params
+    assert params["proxy"]["previous_response_id"] == first.id

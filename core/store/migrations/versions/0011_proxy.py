@@ -42,6 +42,7 @@ def upgrade() -> None:
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("response_key", sa.String(40), nullable=True),
         sa.Column("response_id", sa.String(128), nullable=True),
+        sa.Column("response_sequence", sa.Integer(), nullable=True),
         sa.Column("chunks", sa.Integer(), nullable=False),
         sa.Column("response_bytes", sa.BigInteger(), nullable=False),
         sa.Column("first_byte_ms", sa.Float(), nullable=True),
@@ -50,8 +51,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("trace_id", "call_index", name="uq_proxy_requests_trace_index"),
     )
     op.create_index("ix_proxy_requests_state", "proxy_requests", ["state"])
+    op.create_index("ix_proxy_requests_response_id", "proxy_requests", ["response_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_proxy_requests_response_id", table_name="proxy_requests")
     op.drop_index("ix_proxy_requests_state", table_name="proxy_requests")
     op.drop_table("proxy_requests")
