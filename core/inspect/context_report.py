@@ -158,6 +158,8 @@ def current_report(
     budget = budget_from_metadata(trace.metadata)
     member = context_membership(reader, trace_id, head)
     label = "next call (current context)"
+    if trace.source == "proxy":  # the agent, not ctxlens, decides what it sends next
+        label = "every recorded message (a proxied agent's next context is its own choice)"
     rows, elided, n, by, digest = build_report(
         iter_current(reader, trace_id, head),
         label=label,
