@@ -265,7 +265,8 @@ class MainWindow(QMainWindow):
         a("run.stop", "S&top", self.live.stop, "Shift+F5", STOP_TIP, "Run", enabled=False)
         a("run.new_demo", "&New demo run…", self.show_new_demo, "Ctrl+Shift+N", NEW_DEMO_TIP,
           "Run")  # fmt: skip
-        a("run.task", "Run a &task…", lambda: show_run_task(self), None, RUN_TASK_TIP, "Run")
+        a("run.task", "Run a &task…", lambda: show_run_task(self), "Ctrl+Shift+T", RUN_TASK_TIP,
+          "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
 
