@@ -118,6 +118,8 @@ class ProxyServer:
         await server.wait_closed()
         if self._client is not None:
             await self._client.aclose()
+        with contextlib.suppress(Exception):  # requests cut short by this stop: incomplete now
+            await self._store(self.recorder.recover)
         self._pool.shutdown(wait=True)
         self.status.state = "stopped"
 

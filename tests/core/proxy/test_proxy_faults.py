@@ -154,3 +154,27 @@ def test_bad_arguments_are_one_line_errors(db: Path) -> None:
     assert code == 2 and "not an http(s) URL" in err and "Traceback" not in err
     code, _out, err = ctxlens(db, "proxy", "--upstream", "http://x", "--listen", "nonsense")
     assert code == 2 and "HOST:PORT" in err
+
+
+def test_sigterm_mid_request_records_it_incomplete_before_exiting(
+    upstream: FakeUpstream, db: Path
+) -> None:
+    upstream.replies.append(Reply(fault="stall_head"))
+    proxy = ProxyProcess(db, upstream.url)
+    url = proxy.url + "/v1/chat/completions"
+
+    def post() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(url, json={"model": "m", "messages": HELLO}, timeout=60)
+
+    sender = threading.Thread(target=post, daemon=True)
+    sender.start()
+    waiting = threading.Event()
+    while not upstream.requests and not waiting.wait(0.05):
+        pass
+    assert proxy.stop() == 0, proxy.stderr
+    sender.join(30)
+    (trace,) = [t.id for t in Store.open(db).traces()]
+    (call,) = _calls(db, trace)
+    assert call.error.startswith("incomplete")  # type: ignore[attr-defined]
+    assert context(db, trace, 0)["proxy_request"]["state"] == "incomplete"
