@@ -127,51 +127,28 @@ class Recorder:
     # -- request ---------------------------------------------------------------------------
     def begin(self, api: str, req: Request, secrets: list[str]) -> Pending:
         body, problem = _parse(req.body)
+        fields = body or {}
         messages = request_messages(api, body) if body is not None else []
         keys = [message_key(m) for m in messages]
-        model = str((body or {}).get("model") or "")
-        stream = bool((body or {}).get("stream"))
-        sha = hashlib.sha256(req.body).hexdigest()
         with self.store.write() as w:
-            earlier = _previous_response(w, body) if api == "responses" else None
-            trace_id = (
-                earlier[0]
-                if earlier and not req.header(TRACE_HEADER)
-                else (self._trace_for(w, api, req, messages, keys))
-            )
+            earlier = _previous_response(w, fields) if api == "responses" else None
+            if earlier is not None and not req.header(TRACE_HEADER):
+                trace_id = earlier[0]
+            else:
+                trace_id = self._trace_for(w, api, req, messages, keys)
             context = self._sequences(w, trace_id, messages, keys)
             if earlier is not None and earlier[0] == trace_id:
                 context = _continued(earlier[1], context, messages)
-            call_index = _next_index(w, trace_id)
-            res = w.conn.execute(
-                t.proxy_requests.insert().values(
-                    trace_id=trace_id,
-                    call_index=call_index,
-                    api=api,
-                    method=req.method,
-                    path=req.path,
-                    body=req.body,
-                    body_sha256=sha,
-                    headers={**storable_headers(req.headers), **_problem(problem)},
-                    model=model,
-                    stream=int(stream),
-                    context=context,
-                    message_keys=keys,
-                    state="in_flight",
-                    chunks=0,
-                    response_bytes=0,
-                    started_at=time.time(),
-                )
-            )
+            sha = hashlib.sha256(req.body).hexdigest()
+            model, stream = str(fields.get("model") or ""), bool(fields.get("stream"))
+            index = _next_index(w, trace_id)
+            p = Pending(0, trace_id, index, api, model, stream, sha, context, keys, secrets)
+            p.row_id = _insert_request(w, p, req, problem)
+        if earlier is not None:
+            p.previous_response_id = str(fields.get("previous_response_id"))
         self.conversations.add(trace_id, keys)
         self.traces_seen.add(trace_id)
-        row_id = int(res.inserted_primary_key[0])  # type: ignore[index]
-        pending = Pending(
-            row_id, trace_id, call_index, api, model, stream, sha, context, keys, secrets
-        )
-        if earlier is not None:
-            pending.previous_response_id = str((body or {}).get("previous_response_id"))
-        return pending
+        return p
 
     def _trace_for(
         self, w: Writer, api: str, req: Request, messages: list[NewMessage], keys: list[str]
@@ -331,6 +308,31 @@ def _continued(earlier: list[int], sent: list[int], messages: list[NewMessage]) 
     system = [s for s, m in zip(sent, messages) if m.role == "system"]
     rest = [s for s, m in zip(sent, messages) if m.role != "system"]
     return system + [s for s in earlier if s not in system] + rest
+
+
+def _insert_request(w: Writer, p: Pending, req: Request, problem: str | None) -> int:
+    """The request row, in flight; its id."""
+    res = w.conn.execute(
+        t.proxy_requests.insert().values(
+            trace_id=p.trace_id,
+            call_index=p.call_index,
+            api=p.api,
+            method=req.method,
+            path=req.path,
+            body=req.body,
+            body_sha256=p.sha256,
+            headers={**storable_headers(req.headers), **_problem(problem)},
+            model=p.model,
+            stream=int(p.stream),
+            context=p.context,
+            message_keys=p.keys,
+            state="in_flight",
+            chunks=0,
+            response_bytes=0,
+            started_at=time.time(),
+        )
+    )
+    return int(res.inserted_primary_key[0])  # type: ignore[index]
 
 
 def _problem(problem: str | None) -> dict[str, str]:
