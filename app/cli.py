@@ -35,6 +35,7 @@ COMMANDS = (
     "app.commands.export",
     "app.commands.import_",
     "app.commands.copy",
+    "app.commands.proxy",
     "app.commands.gui",
     "app.commands.self_test",
 )

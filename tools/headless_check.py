@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".venv-headless"
 #: The store suite also runs on real PostgreSQL and S3 servers (driver + moto's server).
 SERVER_TEST_REQUIREMENTS = ["psycopg[binary]>=3.1", "moto[server]>=5.0"]
+#: The recording proxy's tests drive it with the real provider SDKs (issue 16).
+SDK_TEST_REQUIREMENTS = ["openai>=1.50", "anthropic>=0.40"]
 
 
 def core_requirements() -> list[str]:
@@ -34,6 +36,7 @@ def main() -> int:
     pip = [str(py), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, "--no-deps", "-e", str(ROOT)], check=True)
     tools = ["pytest", "pytest-xdist", "hypothesis", *SERVER_TEST_REQUIREMENTS]
+    tools += SDK_TEST_REQUIREMENTS
     subprocess.run([*pip, *core_requirements(), *tools], check=True)
     probe = subprocess.run([str(py), "-c", "import PySide6"], capture_output=True)
     if probe.returncode == 0:

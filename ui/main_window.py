@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import (
+    QDialog,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -49,6 +50,7 @@ from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
 from ui.panes.traces import TraceBrowser
 from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
+from ui.run_task import RUN_TASK_TIP, show_run_task
 from ui.search.install import install as install_search
 from ui.session import Session
 from ui.settings import AppSettings
@@ -92,6 +94,7 @@ class MainWindow(QMainWindow):
         self.url_dialog: StoreUrlDialog | None = None
         self.file_dialog: QFileDialog | None = None
         self.demo_dialog: NewDemoDialog | None = None
+        self.task_dialog: QDialog | None = None
         self.importer = Importer(self.session, self.runner, self)
         self._opening_url: int | None = None
         self._activity = ""
@@ -266,6 +269,8 @@ class MainWindow(QMainWindow):
           enabled=False)  # fmt: skip
         a("run.stop", "S&top", self.live.stop, "Shift+F5", STOP_TIP, "Run", enabled=False)
         a("run.new_demo", "&New demo run…", self.show_new_demo, "Ctrl+Shift+N", NEW_DEMO_TIP,
+          "Run")  # fmt: skip
+        a("run.task", "Run a &task…", lambda: show_run_task(self), "Ctrl+Shift+T", RUN_TASK_TIP,
           "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)

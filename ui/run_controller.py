@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -104,6 +104,9 @@ class RunController(QObject):
         self._refresh.timeout.connect(self._flush)
         session.changed.connect(self._session_changed)
         session.store_changed.connect(self._session_changed)
+        self._endpoints: dict[str, tuple[Mapping[str, str], str]] = {}
+        """Per trace: the endpoint (as an environment mapping, key included: memory only)
+        and the task of a "Run a task…" run (``use_endpoint``)."""
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -138,7 +141,14 @@ class RunController(QObject):
     def _steppable(self, phase: Phase) -> bool:
         if phase is Phase.DONE:
             return False
-        return phase is not Phase.IDLE or (self.support is not None and self.support.kind == "demo")
+        if phase is not Phase.IDLE or self.session.trace_id in self._endpoints:
+            return True
+        return self.support is not None and self.support.kind == "demo"
+
+    def use_endpoint(self, trace_id: str, env: Mapping[str, str], task: str) -> None:
+        """Run ``trace_id`` against this endpoint, its first turn on ``task``."""
+        self._endpoints[trace_id] = (env, task)
+        self._read_state()
 
     def why_not(self) -> str:
         """Why Run/Step are disabled (a tooltip), or what they run against."""
@@ -148,7 +158,11 @@ class RunController(QObject):
             return self.support.detail[0].upper() + self.support.detail[1:]
         if self.phase is Phase.DONE:
             return FINISHED_TIP
-        if self.phase is Phase.IDLE and self.support.kind != "demo":
+        if (
+            self.phase is Phase.IDLE
+            and self.support.kind != "demo"
+            and not self._endpoints.get(self.session.trace_id or "")
+        ):
             return "No turn is open on this trace: start one with `ctxlens run --trace`"
         if not self.idle:
             return f"Busy: {self.busy}"
@@ -170,7 +184,8 @@ class RunController(QObject):
     def _read_state(self) -> None:
         """Runnability and the phase of the session's trace, from the store (or the runner)."""
         trace = self.session.trace()
-        self.support = live_support(trace) if trace is not None else None
+        env = self._endpoints.get(trace.id, (None, ""))[0] if trace is not None else None
+        self.support = live_support(trace, env) if trace is not None else None
         if self._runner is not None:
             self.phase, self.next_text = self._runner.phase, next_step_text(self._runner)
         elif trace is not None and self.support is not None and self.support.runnable:
@@ -262,7 +277,7 @@ class RunController(QObject):
             if runner.phase is Phase.IDLE:
                 from core.demo.scenario import TASK
 
-                await runner.start_turn(TASK)
+                await runner.start_turn(self._endpoints.get(runner.trace_id, (None, TASK))[1])
             elif what == "step":
                 await runner.step()
             elif not self._want_pause:
@@ -296,7 +311,8 @@ class RunController(QObject):
         if store is None or trace_id is None:
             raise CtxlensError("no trace is open")
         stack = AsyncExitStack()
-        runner = await stack.enter_async_context(open_live_run(store, trace_id, self._bus))
+        env = self._endpoints.get(trace_id, (None, ""))[0]
+        runner = await stack.enter_async_context(open_live_run(store, trace_id, self._bus, env))
         self._stack, self._runner, self._bound = stack, runner, (id(store), trace_id)
         runner.attach()
         return runner

@@ -7,6 +7,7 @@ from typing import Any
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
 from core.context.view import call_view, current_view, request_sha256, token_breakdown
+from core.proxy.query import proxied_request
 
 
 def register(sub: Any) -> None:
@@ -32,11 +33,12 @@ def run(ctx: CliContext) -> int:
         tr = r.find_trace(ctx.args.trace)
         if ctx.args.call is None:
             view = current_view(r, tr.id)
-            recorded = None
+            recorded = proxied = None
         else:
             call = r.llm_call(tr.id, ctx.args.call)
             view = call_view(r, call)
             recorded = call.request_sha256
+            proxied = proxied_request(r, tr.id, call.call_index)
         messages = view.openai()
         total, by = token_breakdown(view)
         digest = request_sha256(messages)
@@ -52,6 +54,9 @@ def run(ctx: CliContext) -> int:
         "recorded_sha256": recorded,
         "cost": cost,
     }
+    if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
+        result["proxy_request"] = proxied  # and the recorded hash is of those bytes
+        result["request_sha256"] = proxied["computed_sha256"]
     if ctx.args.json:
         ctx.emit_json(result)
     else:

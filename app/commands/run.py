@@ -55,6 +55,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.llm import ChatClient, ModelCompactionSummarizer, ModelSettings
     from core.run.config import RunConfig
     from core.run.live import DEMO_TOOLS
+    from core.run.task_run import public_url
     from core.run.tools import ToolRegistry
 
     a = ctx.args
@@ -81,7 +82,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         trace_id = store.create_trace(a.task[:80], source="ctxlens").id
     with store.write() as w:  # what `ctxlens resume` needs to continue it (never the key)
         meta = w.read.trace(trace_id).metadata or {}
-        run = {"base_url": _public(settings.base_url), "demo_tools": bool(a.demo_tools)}
+        run = {"base_url": public_url(settings.base_url), "demo_tools": bool(a.demo_tools)}
         w.update_trace_metadata(trace_id, {**meta, "run": run})
     world = World()
     tools = demo_tools(world) if a.demo_tools else ToolRegistry()
@@ -146,13 +147,3 @@ def _delegation(store: Any, trace_id: str, anchor: Any) -> tuple[Any, dict[str, 
     elif here.anchor_sha256 != anchor.sha256 or here.depth:
         raise DelegationError(f"trace {trace_id} already has another anchor; it cannot change")
     return DelegatingRunner, {"delegation": DelegationSettings()}
-
-
-def _public(url: str) -> str:
-    """The URL without user:password@ (credentials never enter the store)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc)) if parts.netloc else url

@@ -26,6 +26,7 @@ from core.context.view import (
 from core.inspect.budget import Budget, budget_from_metadata
 from core.inspect.membership import iter_current, resolve_items
 from core.inspect.timeline import preview_of
+from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
 from core.store.reader import Reader
 
@@ -157,6 +158,8 @@ def current_report(
     budget = budget_from_metadata(trace.metadata)
     member = context_membership(reader, trace_id, head)
     label = "next call (current context)"
+    if trace.source == "proxy":  # the agent, not ctxlens, decides what it sends next
+        label = "every recorded message (a proxied agent's next context is its own choice)"
     rows, elided, n, by, digest = build_report(
         iter_current(reader, trace_id, head),
         label=label,
@@ -205,7 +208,7 @@ def call_report(
         sum(by.values()),
         by,
         budget,
-        request_sha256=digest,
+        request_sha256=proxied_digest(reader, call) or digest,
         recorded_sha256=call.request_sha256,
         model=call.model,
         usage=call.usage,

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -367,4 +368,39 @@ delegation_grants = Table(
     Column("created_at", Float, nullable=False),
     Index("ix_delegation_grants_trace", "trace_id"),
     Index("ix_delegation_grants_granter", "granted_by"),
+)
+
+# One row per request the recording proxy received (issue 16): written before the request
+# is forwarded (state ``in_flight``), completed after its response ended. A row still in
+# flight when the proxy starts was cut short by a kill: it becomes ``incomplete``.
+proxy_requests = Table(
+    "proxy_requests",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    Column("call_index", Integer, nullable=False),
+    Column("api", String(16), nullable=False),
+    Column("method", String(16), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("body", LargeBinary, nullable=False),
+    Column("body_sha256", String(64), nullable=False),
+    Column("headers", Json, nullable=True),
+    Column("model", String(128), nullable=False, default=""),
+    Column("stream", Integer, nullable=False, default=0),
+    Column("context", Json, nullable=False),
+    Column("message_keys", Json, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("status", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("response_key", String(40), nullable=True),
+    Column("response_id", String(128), nullable=True),
+    Column("response_sequence", Integer, nullable=True),
+    Column("chunks", Integer, nullable=False, default=0),
+    Column("response_bytes", BigInteger, nullable=False, default=0),
+    Column("first_byte_ms", Float, nullable=True),
+    Column("started_at", Float, nullable=False),
+    Column("ended_at", Float, nullable=True),
+    UniqueConstraint("trace_id", "call_index", name="uq_proxy_requests_trace_index"),
+    Index("ix_proxy_requests_state", "state"),
+    Index("ix_proxy_requests_response_id", "response_id"),
 )

@@ -6,7 +6,7 @@ first search, not by this migration, so an upgrade stays instant). PostgreSQL: a
 over the searchable text of each message. Both from ``core/store/fulltext.py``.
 
 Revision ID: 0012_search
-Revises: 0009_delegation
+Revises: 0011_proxy
 """
 
 from alembic import op
@@ -14,7 +14,7 @@ from alembic import op
 from core.store import fulltext as ddl
 
 revision = "0012_search"
-down_revision = "0009_delegation"
+down_revision = "0011_proxy"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,92 @@
+"""``ctxlens proxy``: record an agent's model calls by standing in for its provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from typing import Any
+
+from app.cli import CliContext
+from core.errors import InvalidInputError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "proxy",
+        help="record every model call an agent makes (point its base URL here)",
+        description="An HTTP proxy for OpenAI Chat Completions, OpenAI Responses and "
+        "Anthropic Messages: each call is recorded into the store as it streams.",
+    )
+    p.add_argument("--upstream", required=True, metavar="URL", help="the provider's base URL")
+    p.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds to wait for the upstream (connect, and between two chunks)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(handler=run)
+
+
+def run(ctx: CliContext) -> int:
+    from core.proxy.server import ProxyServer
+
+    host, port = _listen(ctx.args.listen)
+    if ctx.args.timeout <= 0:
+        raise InvalidInputError("--timeout must be > 0 seconds")
+    server = ProxyServer(
+        ctx.store(create=True),
+        ctx.args.upstream,
+        host,
+        port,
+        ctx.args.timeout,
+        on_call=lambda event: _say(ctx, event),
+    )
+    asyncio.run(_serve(ctx, server))
+    _say(ctx, {"event": "stopped", **server.status.to_json()})
+    return 0
+
+
+async def _serve(ctx: CliContext, server: Any) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, server.request_stop)
+    try:
+        await server.serve(lambda s: _say(ctx, {"event": "listening", **s.status.to_json()}))
+    except OSError as exc:
+        raise InvalidInputError(f"--listen {ctx.args.listen}: {exc.strerror or exc}") from None
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise InvalidInputError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8787")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _say(ctx: CliContext, event: dict[str, Any]) -> None:
+    if ctx.args.json:
+        ctx.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+    else:
+        ctx.out.write(_line(event) + "\n")
+    ctx.out.flush()
+
+
+def _line(e: dict[str, Any]) -> str:
+    if e["event"] == "listening":
+        note = (
+            f" ({e['recovered_incomplete']} cut-off requests marked incomplete)"
+            if e["recovered_incomplete"]
+            else ""
+        )
+        return f"ctxlens proxy on http://{e['address']} -> {e['upstream']}{note}"
+    if e["event"] == "call":
+        err = f" - {e['error']}" if e["error"] else ""
+        return (
+            f"{e['trace']} call {e['call']}: {e['api']} {e['model']} "
+            f"{e['status']} {e['outcome']}{err}"
+        )
+    return f"proxy stopped: {e['calls']} calls, {e['traces_seen']} traces, {e['errors']} errors"

@@ -1,0 +1,393 @@
+"""The recording proxy: agent → here → upstream, bytes passed through as they arrive.
+
+Built on asyncio streams (the listening side, ``core/proxy/http.py``) and httpx (the
+upstream side: TLS, HTTP/1.1 keep-alive pooling, proxies from the environment, and
+``aiter_raw`` yields the upstream bytes undecoded so they reach the client unchanged). Each
+upstream piece is written to the client and drained before the recorder sees it, so
+recording never holds a chunk back. Store writes run on one worker thread in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+
+from core.proxy.assemble import Assembled, assembly_for
+from core.proxy.http import (
+    HOP_BY_HOP,
+    LAST_CHUNK,
+    BadRequest,
+    Request,
+    chunk,
+    head_bytes,
+    is_secret_header,
+    read_request,
+)
+from core.proxy.messages import family_of
+from core.proxy.recording import TRACE_HEADER, Outcome, Pending, Recorder, scrub
+from core.proxy.tap import ResponseTap
+from core.store import Store
+
+
+@dataclass
+class ProxyStatus:
+    """One row of a Sources pane: what the proxy is doing and what it has seen."""
+
+    name: str
+    state: str
+    """starting | listening | stopped | failed"""
+    address: str
+    upstream: str
+    traces_seen: int = 0
+    calls: int = 0
+    in_flight: int = 0
+    errors: int = 0
+    recovered_incomplete: int = 0
+    last_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+CallListener = Callable[[dict[str, Any]], None]
+
+
+class ProxyServer:
+    def __init__(
+        self,
+        store: Store,
+        upstream: str,
+        host: str = "127.0.0.1",
+        port: int = 8787,
+        timeout: float = 600.0,
+        name: str = "proxy",
+        on_call: CallListener | None = None,
+    ) -> None:
+        self.upstream = _clean_upstream(upstream)
+        self.host, self.port, self.timeout = host, port, timeout
+        self.recorder = Recorder(store, self.upstream)
+        self.on_call = on_call
+        self.status = ProxyStatus(name, "starting", f"{host}:{port}", self.upstream)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-proxy-store")
+        self._conns: set[asyncio.Task[Any]] = set()
+        self._client: httpx.AsyncClient | None = None
+        self._stopping: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def serve(self, ready: Callable[[ProxyServer], None] | None = None) -> None:
+        """Listen until ``stop()``; ``ready`` is called once the port is bound."""
+        self._stopping = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        try:
+            self.status.recovered_incomplete = await self._store(self.recorder.recover)
+            server = await asyncio.start_server(self._connection, self.host, self.port)
+        except Exception as exc:
+            self.status.state, self.status.last_error = "failed", str(exc)
+            raise
+        self.port = server.sockets[0].getsockname()[1]
+        self.status.address, self.status.state = f"{self.host}:{self.port}", "listening"
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 30.0))
+        self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        if ready is not None:
+            ready(self)
+        try:
+            await self._stopping.wait()
+        finally:
+            await self._shutdown(server)
+
+    async def _shutdown(self, server: asyncio.Server) -> None:
+        server.close()
+        for task in list(self._conns):
+            task.cancel()
+        await asyncio.gather(*self._conns, return_exceptions=True)
+        await server.wait_closed()
+        if self._client is not None:
+            await self._client.aclose()
+        with contextlib.suppress(Exception):  # requests cut short by this stop: incomplete now
+            await self._store(self.recorder.recover)
+        self._pool.shutdown(wait=True)
+        self.status.state = "stopped"
+
+    def request_stop(self) -> None:
+        """Stop from any thread (or a signal handler)."""
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stopping.set)
+
+    def start(self) -> ProxyServer:
+        """Serve on a thread of its own (the GUI, tests, the bench)."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(self.serve(lambda _: ready.set()))
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+
+        self._thread = threading.Thread(target=run, name="ctxlens-proxy", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        self.request_stop()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    # -- connections ---------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns.add(task)
+        try:
+            while True:
+                try:
+                    req = await read_request(reader, writer)
+                except BadRequest as exc:
+                    writer.write(_json_response(400, {"error": {"message": str(exc)}}, False))
+                    await writer.drain()
+                    break
+                if req is None or not await self._exchange(req, writer):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            self._conns.discard(task)
+            writer.close()
+
+    async def _exchange(self, req: Request, writer: asyncio.StreamWriter) -> bool:
+        """Forward one request and stream its response back; whether to keep the connection."""
+        api = family_of(req.method, req.path)
+        pending = await self._begin(api, req) if api is not None else None
+        self.status.in_flight += 1
+        try:
+            outcome, keep = await self._forward(req, writer, pending)
+        finally:
+            self.status.in_flight -= 1
+        if pending is not None:
+            await self._finish(pending, outcome)
+        return keep and req.keep_alive
+
+    async def _begin(self, api: str, req: Request) -> Pending | None:
+        try:
+            pending: Pending = await self._store(self.recorder.begin, api, req, _secrets(req))
+        except Exception as exc:  # the agent's call still goes through, unrecorded
+            self._error(f"recording the request failed: {exc}")
+            return None
+        self.status.traces_seen = len(self.recorder.traces_seen)
+        return pending
+
+    async def _finish(self, pending: Pending, outcome: Outcome) -> None:
+        outcome.error = scrub(outcome.error, pending.secrets)
+        try:
+            await self._store(self.recorder.finish, pending, outcome)
+        except Exception as exc:
+            self._error(f"recording the response failed: {exc}")
+            return
+        self.status.calls += 1
+        if outcome.state != "done":
+            self._error(f"{pending.trace_id} call {pending.call_index}: {outcome.state}")
+        if self.on_call is not None:
+            self.on_call(_call_event(pending, outcome))
+
+    def _error(self, text: str) -> None:
+        self.status.errors += 1
+        self.status.last_error = text
+
+    # -- forwarding ----------------------------------------------------------------------
+    async def _forward(
+        self, req: Request, writer: asyncio.StreamWriter, pending: Pending | None
+    ) -> tuple[Outcome, bool]:
+        assert self._client is not None
+        started = time.perf_counter()
+        upstream = self._client.build_request(
+            req.method,
+            _target(self.upstream, req.target),
+            headers=_upstream_headers(req),
+            content=req.body,
+        )
+        try:
+            resp = await self._client.send(upstream, stream=True)
+        except httpx.TimeoutException:
+            return await _fail(
+                writer,
+                504,
+                "timeout",
+                f"timeout: no response from upstream within {self.timeout:g} s",
+            )
+        except httpx.HTTPError as exc:
+            return await _fail(writer, 502, "unreachable", f"upstream unreachable: {exc!r}")
+        try:
+            return await _relay(resp, writer, pending, started, req.method == "HEAD")
+        finally:
+            await resp.aclose()
+
+
+async def _relay(
+    resp: httpx.Response,
+    writer: asyncio.StreamWriter,
+    pending: Pending | None,
+    started: float,
+    head_only: bool = False,
+) -> tuple[Outcome, bool]:
+    """The upstream response to the client piece by piece, tapped for the recorder."""
+    bodiless = head_only or resp.status_code in (204, 304) or resp.status_code < 200
+    framed = "content-length" not in resp.headers and not bodiless
+    headers = [(k, v) for k, v in _decoded(resp.headers.raw) if k.lower() not in HOP_BY_HOP]
+    if framed:
+        headers.append(("transfer-encoding", "chunked"))
+    elif "content-length" in resp.headers:
+        headers.append(("content-length", resp.headers["content-length"]))
+    tap = _tap(resp, pending)
+    o = Outcome("done" if resp.status_code < 400 else "error", resp.status_code, Assembled())
+    o.first_byte_ms = (time.perf_counter() - started) * 1000
+    writer.write(head_bytes(resp.status_code, resp.reason_phrase, headers))
+    keep = True
+    try:
+        async for data in resp.aiter_raw():
+            writer.write(chunk(data) if framed else data)
+            await writer.drain()
+            o.chunks += 1
+            o.response_bytes += len(data)
+            if tap is not None:
+                tap.feed(data)
+        if framed:
+            writer.write(LAST_CHUNK)
+            await writer.drain()
+    except httpx.TimeoutException:
+        o.state, o.error, keep = "timeout", "timeout: upstream stopped sending mid-response", False
+        writer.transport.abort()
+    except httpx.HTTPError as exc:
+        o.state, o.error, keep = "error", f"upstream cut the response: {exc!r}", False
+        writer.transport.abort()
+    except (ConnectionError, RuntimeError):
+        o.state, keep = "disconnected", False
+        o.error = f"client disconnected after {o.chunks} chunks"
+    o.assembled = _assembled(tap)
+    if resp.status_code >= 400 and o.error is None and tap is not None:
+        o.error = f"upstream HTTP {resp.status_code}: {tap.plain_text(2000)}"
+    return o, keep
+
+
+def _tap(resp: httpx.Response, pending: Pending | None) -> ResponseTap | None:
+    if pending is None:
+        return None
+    return ResponseTap(
+        assembly_for(pending.api, pending.model),
+        resp.headers.get("content-type", ""),
+        resp.headers.get("content-encoding", ""),
+    )
+
+
+def _assembled(tap: ResponseTap | None) -> Assembled:
+    if tap is None:
+        return Assembled()
+    try:
+        return tap.finish()
+    except Exception as exc:  # a response the assembler cannot read is recorded as such
+        return Assembled(error=f"response not assembled: {exc!r}")
+
+
+async def _fail(
+    writer: asyncio.StreamWriter, status: int, state: str, message: str
+) -> tuple[Outcome, bool]:
+    body = {"error": {"message": message, "type": "ctxlens_proxy_error"}}
+    with contextlib.suppress(ConnectionError):
+        writer.write(_json_response(status, body, True))
+        await writer.drain()
+    return Outcome(state, status, Assembled(), message), True
+
+
+def _json_response(status: int, body: Any, keep: bool) -> bytes:
+    data = json.dumps(body).encode("utf-8")
+    headers = [
+        ("content-type", "application/json"),
+        ("content-length", str(len(data))),
+        ("connection", "keep-alive" if keep else "close"),
+    ]
+    return head_bytes(status, "", headers) + data
+
+
+def _decoded(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw]
+
+
+def _upstream_headers(req: Request) -> list[tuple[str, str]]:
+    return [
+        (k, v) for k, v in req.headers if k.lower() not in HOP_BY_HOP and k.lower() != TRACE_HEADER
+    ]
+
+
+def _secrets(req: Request) -> list[str]:
+    out: list[str] = []
+    for k, v in req.headers:
+        if is_secret_header(k):
+            out.append(v)
+            scheme, _, rest = v.partition(" ")
+            if rest and scheme.lower() in ("bearer", "basic", "token"):
+                out.append(rest.strip())
+    return out
+
+
+def _clean_upstream(upstream: str) -> str:
+    """The upstream as stored and shown: no credentials, no query."""
+    url = httpx.URL(upstream)
+    if url.scheme not in ("http", "https") or not url.host:
+        from core.errors import InvalidInputError
+
+        raise InvalidInputError(f"--upstream {upstream!r}: not an http(s) URL")
+    return str(url.copy_with(username=None, password=None, query=None, fragment=None)).rstrip("/")
+
+
+def _target(upstream: str, target: str) -> str:
+    """Upstream URL for a request target: the upstream path is a prefix unless the client's
+    path already starts with it (``--upstream https://api.openai.com/v1`` and an SDK base
+    URL ending in ``/v1`` give one ``/v1``, not two)."""
+    base = httpx.URL(upstream)
+    prefix = base.path.rstrip("/")
+    path = target if not prefix or target.startswith(prefix + "/") else prefix + target
+    return str(base.copy_with(raw_path=path.encode("latin-1")))
+
+
+def _call_event(p: Pending, o: Outcome) -> dict[str, Any]:
+    return {
+        "event": "call",
+        "trace": p.trace_id,
+        "call": p.call_index,
+        "api": p.api,
+        "model": o.assembled.model or p.model,
+        "status": o.status,
+        "outcome": o.state,
+        "complete": o.assembled.complete,
+        "chunks": o.chunks,
+        "error": o.error,
+    }
