@@ -33,6 +33,7 @@ COMMANDS = (
     "app.commands.export",
     "app.commands.import_",
     "app.commands.copy",
+    "app.commands.watch",
     "app.commands.gui",
     "app.commands.self_test",
 )
