@@ -34,6 +34,7 @@ COMMANDS = (
     "app.commands.import_",
     "app.commands.copy",
     "app.commands.watch",
+    "app.commands.serve",
     "app.commands.gui",
     "app.commands.self_test",
 )
