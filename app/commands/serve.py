@@ -26,17 +26,8 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    from core.errors import InvalidInputError
-
-    host, _, port = text.rpartition(":")
-    if not port.isdigit() or int(port) > 65535:
-        raise InvalidInputError(f"--otlp {text!r}: expected HOST:PORT, e.g. {DEFAULT}")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
 def run(ctx: CliContext) -> int:
-    from core.live.otlp_server import OtlpReceiver
+    from core.live.otlp_server import OtlpReceiver, parse_address
 
     host, port = parse_address(ctx.args.otlp)
     store = ctx.store(create=True)

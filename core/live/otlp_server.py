@@ -15,7 +15,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from core.errors import CtxlensError
+from core.errors import CtxlensError, InvalidInputError
 from core.importers.counting import fill_pending
 from core.live.otlp_decode import (
     JSON,
@@ -33,6 +33,14 @@ from core.store.store import Store
 PATH = "/v1/traces"
 MAX_BYTES = 32 << 20
 DEFAULT_PORT = 4318
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (host defaults to loopback) or an error naming what was given."""
+    host, _, port = text.strip().rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise InvalidInputError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 class OtlpReceiver:

@@ -73,6 +73,8 @@ class TimelineWidget(QWidget):
     main_path_loaded = Signal()
     """The trace's main path (not a branch view) was loaded: other panes may load now."""
     searched = Signal(object)
+    grown = Signal()
+    """Rows were inserted at the end of the shown path (a live trace grew)."""
 
     def __init__(self, session: Session, runner: TaskRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -198,6 +200,47 @@ class TimelineWidget(QWidget):
             self._path_loaded,
             key="timeline",
         )
+
+    def follow_live(self) -> None:
+        """The open trace grew (a live source wrote): load the path off the UI thread and
+        insert the new rows. The view follows the tail only when it was at the bottom."""
+        store, src = self.session.store, self.source
+        if store is None or src is None or src.head is not None:
+            return
+        trace_id = src.trace_id
+        self.runner.submit(
+            "follow live trace",
+            lambda _c: load_path(store, trace_id, None),
+            self._grown,
+            key="timeline-live",
+        )
+
+    def _grown(self, src: PathSource) -> None:
+        if self.source is None or src.trace_id != self.source.trace_id or self.source.head:
+            return
+        bar = self.view.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - ROW_HEIGHT // 2
+        was_last = self.view.currentIndex().row() == self.model.rowCount() - 1
+        if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
+            self.keep_selection()
+            self._path_loaded(src)
+            return
+        self.source = src
+        self._update_status()
+        if was_last and at_bottom:
+            self.select_view_row(self.model.rowCount() - 1)
+        if at_bottom:
+            self.view.scrollToBottom()
+        store = self.session.store
+        if store is not None:
+            self.runner.submit(
+                "context membership",
+                lambda _c: load_membership(store, src.trace_id, None),
+                self._membership_loaded,
+                key="membership",
+            )
+        self.grown.emit()
+        self.main_path_loaded.emit()  # the context pane shows the newest call
 
     def keep_selection(self) -> None:
         """Make the next reload keep the selected message — unless it is the last row:
