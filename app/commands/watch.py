@@ -58,7 +58,7 @@ def run(ctx: CliContext) -> int:
     while not stop.is_set():
         watcher.poll()
         _errors(watcher)
-        stop.wait(watcher.interval)
+        stop.wait(watcher.next_wait())
     return 0
 
 

@@ -2,8 +2,8 @@
 
 Polling (stdlib only; a short interval costs one ``stat`` per known file, and folders are
 listed again once a second). A file's new lines are written as one batch when the file has
-been quiet for one interval (a reply streamed as several records lands in one batch), or
-at the latest ``MAX_HOLD`` seconds after it started growing. Each batch commits with its
+not grown for ``SETTLE`` seconds (a reply streamed as several records lands in one batch),
+or at the latest ``MAX_HOLD`` seconds after it started growing. Each batch commits with its
 ``watch_batches`` row, so a restart continues exactly after the last committed batch, and
 rebuilds the importer's state by replaying the batches (``core/live/builder.py``).
 """
@@ -28,6 +28,8 @@ from core.store.store import Store
 from core.store.writer import Writer
 
 INTERVAL = 0.1
+#: The next look comes this soon after a file grew (is the writer done with the record?).
+SETTLE = 0.02
 RESCAN = 1.0
 MAX_HOLD = 1.0
 
@@ -73,6 +75,7 @@ class Watcher:
         self.files: dict[Path, _File] = {}
         self.live: dict[Path, _Live] = {}
         self._scanned = 0.0
+        self._settling = False
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -107,7 +110,11 @@ class Watcher:
         stop = stop or self._stop
         while not stop.is_set():
             self.poll()
-            stop.wait(self.interval)
+            stop.wait(self.next_wait())
+
+    def next_wait(self) -> float:
+        """Seconds to the next poll: short while a file is still being written."""
+        return min(SETTLE, self.interval) if self._settling else self.interval
 
     # -- polling ------------------------------------------------------------------------
     def poll(self, drain: bool = False) -> list[LiveChange]:
@@ -117,6 +124,7 @@ class Watcher:
             self._scanned = now
             self._scan()
         changes: list[LiveChange] = []
+        self._settling = False
         for f in sorted(self.files.values(), key=lambda f: (f.path != f.main, str(f.path))):
             change = self._check(f, now, drain)
             if change is not None:
@@ -179,6 +187,7 @@ class Watcher:
         still_growing = size != f.last_size
         f.last_size = size
         if still_growing and not drain and now - f.growing_since < MAX_HOLD:
+            self._settling = True
             return None
         lines = read_lines(f.path, f.offset, f.lineno)
         if lines is None:
