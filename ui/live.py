@@ -14,7 +14,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from core.errors import CtxlensError
 from core.live.folders import added_folders, save_folders, tool_folders
@@ -125,16 +125,31 @@ def install(window: MainWindow) -> LiveSources:
     window._dock("sources", "Sources", pane, Qt.DockWidgetArea.LeftDockWidgetArea)
     window.tabifyDockWidget(window.docks["goals"], window.docks["sources"])
     window.docks["goals"].raise_()
-    live.changed.connect(lambda change: _follow(window, change))
+    counts = QTimer(window)  # the Traces pane's message counts, at most once a second
+    counts.setSingleShot(True)
+    counts.setInterval(1000)
+    counts.timeout.connect(lambda: _reload_traces(window))
+    window.session.closing.connect(counts.stop)
+    live.changed.connect(lambda change: _follow(window, change, counts))
     pane.failed.connect(lambda exc: window.report_error(exc, "Sources"))
     return live
 
 
-def _follow(window: MainWindow, change: LiveChange) -> None:
+def _follow(window: MainWindow, change: LiveChange, counts: QTimer) -> None:
     session = window.session
     if change.new_trace:
-        window.traces.reload()
+        _reload_traces(window)
         if session.trace_id is None:
             session.select_trace(change.trace_id)
+    elif not counts.isActive():
+        counts.start()
     if change.trace_id == session.trace_id:
         window.timeline.follow_live()
+
+
+def _reload_traces(window: MainWindow) -> None:
+    """Reload the trace list, keeping a multi-selection (two traces picked to compare)."""
+    chosen = window.traces.selected_ids()
+    window.traces.reload()
+    if len(chosen) > 1:
+        window.traces.select_ids(chosen)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -37,7 +38,6 @@ STATE_COLORS = {"running": "#3f9a54", "error": "#c0392b", "starting": "#b7950b"}
 SOURCE_COLUMNS: list[Column[SourceStatus]] = [
     Column("Source", lambda s: s.name, tooltip=lambda s: s.last_error or s.address),
     Column("State", lambda s: s.state, color=lambda s: STATE_COLORS.get(s.state)),
-    Column("Address", lambda s: s.address, tooltip=lambda s: s.address),
     Column("Traces", lambda s: f"{s.traces_seen:,}", align_right=True),
     Column(
         "Errors",
@@ -46,6 +46,7 @@ SOURCE_COLUMNS: list[Column[SourceStatus]] = [
         tooltip=lambda s: s.last_error or "no errors",
         color=lambda s: "#c0392b" if s.errors else None,
     ),
+    Column("Address", lambda s: s.address, tooltip=lambda s: s.address),
 ]
 
 
@@ -60,8 +61,8 @@ class SourcesPane(QWidget):
         self.table = RecordTable(self.model, "Open a store to capture live traces.")
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for col in (0, 1, 3, 4):
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        for col in (0, 1, 2, 3):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMaximumHeight(120)
         self._build_controls()
@@ -72,6 +73,7 @@ class SourcesPane(QWidget):
         layout.addWidget(self.folder_list, 1)
         layout.addLayout(self._folder_buttons)
         layout.addLayout(self._otlp_row)
+        layout.addWidget(self.endpoint)
         self.timer = QTimer(self)
         self.timer.setInterval(500)
         self.timer.timeout.connect(self.refresh)
@@ -110,6 +112,10 @@ class SourcesPane(QWidget):
         self._otlp_row = QHBoxLayout()
         self._otlp_row.addWidget(self.otlp_box)
         self._otlp_row.addWidget(self.otlp_edit, 1)
+        self.endpoint = QLabel("")
+        self.endpoint.setObjectName("otlpEndpoint")
+        self.endpoint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.endpoint.setWordWrap(True)
 
     # -- state --------------------------------------------------------------------------
     def showEvent(self, event: QShowEvent) -> None:
@@ -121,7 +127,11 @@ class SourcesPane(QWidget):
         self.timer.stop()
 
     def refresh(self) -> None:
-        self.model.set_records([s.status() for s in self.live.sources()])
+        rows = [s.status() for s in self.live.sources()]
+        self.model.set_records(rows)
+        otlp = next((r for r in rows if r.kind == "otlp" and r.state == "running"), None)
+        self.endpoint.setText(f"Exporters send to {otlp.address}" if otlp else "")
+        self.endpoint.setVisible(otlp is not None)
 
     def _fill_folders(self) -> None:
         self.folder_list.clear()

@@ -151,6 +151,11 @@ class TimelineWidget(QWidget):
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setMouseTracking(True)
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self._tail = False
+        """Following a live trace's tail: stay at the bottom as the scroll range grows."""
+        scroll = self.view.verticalScrollBar()
+        scroll.rangeChanged.connect(self._range_changed)
+        scroll.valueChanged.connect(self._scrolled)
 
         self.status = QLabel("No trace")
         self.progress = QProgressBar()
@@ -203,7 +208,8 @@ class TimelineWidget(QWidget):
 
     def follow_live(self) -> None:
         """The open trace grew (a live source wrote): load the path off the UI thread and
-        insert the new rows. The view follows the tail only when it was at the bottom."""
+        insert the new rows. The view follows the tail when it was at the bottom or the
+        last row was selected (then the new last row is); otherwise nothing moves."""
         store, src = self.session.store, self.source
         if store is None or src is None or src.head is not None:
             return
@@ -219,16 +225,17 @@ class TimelineWidget(QWidget):
         if self.source is None or src.trace_id != self.source.trace_id or self.source.head:
             return
         bar = self.view.verticalScrollBar()
-        at_bottom = bar.value() >= bar.maximum() - ROW_HEIGHT // 2
         was_last = self.view.currentIndex().row() == self.model.rowCount() - 1
+        at_bottom = was_last or bar.value() >= bar.maximum() - ROW_HEIGHT // 2
         if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
             self.keep_selection()
             self._path_loaded(src)
             return
         self.source = src
         self._update_status()
-        if was_last and at_bottom:
+        if was_last:
             self.select_view_row(self.model.rowCount() - 1)
+        self._tail = at_bottom
         if at_bottom:
             self.view.scrollToBottom()
         store = self.session.store
@@ -241,6 +248,14 @@ class TimelineWidget(QWidget):
             )
         self.grown.emit()
         self.main_path_loaded.emit()  # the context pane shows the newest call
+
+    def _range_changed(self, _low: int, high: int) -> None:
+        if self._tail:
+            self.view.verticalScrollBar().setValue(high)
+
+    def _scrolled(self, value: int) -> None:
+        if value < self.view.verticalScrollBar().maximum() - ROW_HEIGHT // 2:
+            self._tail = False  # the user scrolled up: stay put from now on
 
     def keep_selection(self) -> None:
         """Make the next reload keep the selected message — unless it is the last row:
