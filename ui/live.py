@@ -82,14 +82,14 @@ class LiveSources(QObject):
             self.receiver.stop()
             self.receiver = None
         store = self.session.store
-        if on and store is not None:
+        if store is not None:
             host, port = self.otlp_address
             self.receiver = OtlpReceiver(store, host, port, listener=self._emit)
             try:
-                self.receiver.start()
+                if on:
+                    self.receiver.start()
             finally:
                 self.sources_changed.emit()
-        self.sources_changed.emit()
 
     def stop_all(self) -> None:
         for source in self.sources():
