@@ -179,6 +179,8 @@ class Watcher:
             return None  # nothing new (one stat per quiet file and poll)
         if size < f.offset or not self._same_file(f):
             self._restart(f)
+            if f.failed:
+                return None
         if size <= f.offset:
             f.last_size = size
             return None
@@ -201,10 +203,17 @@ class Watcher:
         return identity(f.path, f.offset) == f.ident
 
     def _restart(self, f: _File) -> None:
-        """The file was truncated, replaced or rotated: read it again as a new trace."""
+        """The file was truncated, replaced or rotated: read it again as a new trace (a
+        subagent file is not: its session's trace already holds what it said)."""
+        if f.main != f.path:
+            self._give_up(f, "subagent file was replaced or truncated; not read again")
+            return
         f.offset, f.lineno, f.ident, f.growing_since = 0, 0, None, None
-        if f.main == f.path:
-            self.live.pop(f.path, None)
+        self.live.pop(f.path, None)
+
+    def _give_up(self, f: _File, why: str) -> None:
+        f.failed = True
+        self.tally.failed(f"{f.path}: {why}")
 
     # -- writing ------------------------------------------------------------------------
     def _write(self, f: _File, lines: Lines) -> LiveChange | None:
@@ -272,10 +281,12 @@ class Watcher:
         """Continue after the last committed batch, if the file is the one that was read."""
         ident = identity(f.path, last.end)
         size = size_of(f.path) or 0
-        if ident is None or size < last.end or ident.head_sha256 != last.head_sha256:
-            return  # replaced or truncated: read again from the start, as a new trace
-        if last.inode is not None and ident.inode != last.inode:
-            return  # rotated: another file under this name
+        replaced = ident is None or size < last.end or ident.head_sha256 != last.head_sha256
+        rotated = ident is not None and last.inode is not None and ident.inode != last.inode
+        if replaced or rotated:  # another file under this name: read it as a new trace
+            if f.main != f.path:
+                self._give_up(f, "subagent file was replaced since it was read; not read again")
+            return
         live = self.live.get(f.main) or self._replay(f, last.trace_id)
         if live is None:
             return
