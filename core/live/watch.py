@@ -76,6 +76,8 @@ class Watcher:
         self.live: dict[Path, _Live] = {}
         self._scanned = 0.0
         self._settling = False
+        self._broken: set[Path] = set()
+        """Sessions whose in-memory state was dropped with a failed batch."""
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -217,7 +219,7 @@ class Watcher:
 
     # -- writing ------------------------------------------------------------------------
     def _write(self, f: _File, lines: Lines) -> LiveChange | None:
-        live = self.live.get(f.main)
+        live = self.live.get(f.main) or self._recover(f)
         try:
             with self.store.write() as w:
                 new = live is None
@@ -231,7 +233,8 @@ class Watcher:
                 ident = identity(f.path, lines.end)
                 record_batch(w, self._batch(f, lines, b.trace_id, ident))
         except Exception as exc:  # the batch rolled back: state is rebuilt from the store
-            self.live.pop(f.main, None)
+            if self.live.pop(f.main, None) is not None:
+                self._broken.add(f.main)
             f.failed = not isinstance(exc, CtxlensError)
             self.tally.failed(f"{f.path}: {exc}")
             return None
@@ -242,6 +245,15 @@ class Watcher:
         if self.listener is not None:
             self.listener(change)
         return change
+
+    def _recover(self, f: _File) -> _Live | None:
+        """After a batch failed (the store was busy, say): the trace's state as committed."""
+        if f.main not in self._broken:
+            return None
+        self._broken.discard(f.main)
+        with self.store.read() as r:
+            last = last_batch(r, str(f.main))
+        return self._replay(f, last.trace_id) if last is not None else None
 
     def _new_live(self, f: _File, w: Writer) -> _Live:
         ctx = ImportContext()

@@ -122,3 +122,32 @@ def test_a_bad_line_is_reported_by_file_and_line_and_skipped(
     (event,) = _once(cli, db, folder)  # the restart replays the bad line without a word
     assert "invalid JSON" not in capsys.readouterr().err
     assert _contents(db, str(event["trace_id"])) == ["one", "three", "four"]
+
+
+def test_a_failed_batch_rolls_back_and_the_next_look_continues_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.errors import StoreOpenError
+    from core.live import watch
+
+    folder = tmp_path / "p"
+    folder.mkdir()
+    f = folder / "s1.jsonl"
+    f.write_bytes(_user(0, "one"))
+    with Store.open(tmp_path / "s.db") as store:
+        w = watch.Watcher(store, [folder])
+        (first,) = w.poll(drain=True)
+        real = watch.record_batch
+
+        def busy(*_a: object) -> None:
+            raise StoreOpenError("database is locked")
+
+        monkeypatch.setattr(watch, "record_batch", busy)
+        with f.open("ab") as out:
+            out.write(_user(1, "two"))
+        assert w.poll(drain=True) == [] and "database is locked" in w.tally.last_error
+        monkeypatch.setattr(watch, "record_batch", real)
+        (again,) = w.poll(drain=True)
+        assert again.trace_id == first.trace_id and not again.new_trace
+        assert [t.id for t in store.traces()] == [first.trace_id]
+    assert _contents(tmp_path / "s.db", first.trace_id) == ["one", "two"]
