@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("pydantic_ai", reason="pydantic-ai is a dev dependency")
+pytest.importorskip("opentelemetry.sdk")
+
 from core.llm.backend import BackendReply, ChatRequest
 from core.llm.server import ModelServer
 from core.records import ToolCall
 from core.store import Store
 from tests.core.live.otel_app import provider
 from tests.core.live.watch_helpers import Cli, shape, wait_for
-
-pai = pytest.importorskip("pydantic_ai")
 
 
 class Weather:

@@ -7,6 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is a dev dependency")
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
