@@ -49,6 +49,15 @@ class ResumableBuilder(TraceBuilder):
             return
         super().set_title(title)
 
+    def continue_stored(self) -> None:
+        """Go on after what the store holds for this trace (no replay: the counters and the
+        next sequence are read back)."""
+        r = self.w.read
+        self._next = self.w.next_sequence(self.trace_id)
+        self.llm_calls = r.llm_call_count(self.trace_id)
+        self.compactions = len(r.compactions(self.trace_id))
+        self._last_main = self.w.head(self.trace_id)
+
     def matches_store(self) -> bool:
         """After a replay: the store holds exactly what was predicted (same importer)."""
         self.flush()

@@ -6,6 +6,9 @@ before (parents may come later than children: a batch exporter sends a span when
 and its LLM and tool spans are written in start order, through the same code as a file
 import (input messages matched to stored ones, output appended, one LLM call each).
 Spans that come in after a later span of the same trace are still written, after it.
+After a restart a trace id seen before continues its stored trace: the main conversation's
+messages are matched again by the importer's own keys (``_Lane.by_key``), so nothing is
+written twice.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from typing import Any
 
 from core.importers.base import ImportContext, TraceBuilder
 from core.importers.content import scrub
-from core.importers.otel import FORMAT, _Trace
+from core.importers.otel import FORMAT, _key, _Lane, _Trace
 from core.importers.otel_spans import Span, otlp_spans
+from core.live.builder import ResumableBuilder
 from core.live.source import LiveChange
 from core.store.store import Store
 from core.store.writer import Writer
@@ -81,6 +85,42 @@ class SpanSink:
     def _start(self, w: Writer, tid: str, spans: list[Span]) -> _Open:
         ctx = ImportContext()
         first = min(spans, key=lambda s: (s.start, s.order))
+        stored = self._stored(w, tid)
         meta = scrub({"trace_id": tid, "live": True, "service": first.attrs.get("service.name")})
-        b = TraceBuilder(w, ctx, FORMAT, self.source, first.name, meta, first.start or None)
-        return _Open(_Trace(b, ctx, []), b)
+        b = ResumableBuilder(
+            w, ctx, FORMAT, self.source, first.name, meta, first.start or None, trace_id=stored
+        )
+        t = _Trace(b, ctx, [])
+        if stored is not None:
+            b.continue_stored()
+            t.main = t.lanes["main"] = _main_lane(w, stored)
+        return _Open(t, b)
+
+    def _stored(self, w: Writer, tid: str) -> str | None:
+        """The trace an earlier run of the receiver wrote for this OpenTelemetry trace id."""
+        for trace in reversed(w.read.traces()):
+            meta = trace.metadata if isinstance(trace.metadata, dict) else {}
+            if trace.source == FORMAT and meta.get("live") and meta.get("trace_id") == tid:
+                return trace.id
+        return None
+
+
+def _main_lane(w: Writer, trace_id: str) -> _Lane:
+    """The main conversation as the importer would hold it after writing these messages."""
+    lane = _Lane(None, None, "main")
+    answered = set()
+    for m in w.read.all_messages(trace_id):
+        if m.branch_type is not None:
+            continue
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+        key = _key(
+            {"role": m.role, "content": m.content, "calls": calls, "call_id": m.tool_call_id}
+        )
+        lane.by_key[key] = m.sequence
+        lane.seqs.append(m.sequence)
+        lane.tail, lane.agent_name = m.sequence, m.agent_name
+        lane.open_calls.extend((c.id, c.name) for c in m.tool_calls)
+        if m.tool_call_id:
+            answered.add(m.tool_call_id)
+    lane.open_calls = [c for c in lane.open_calls if c[0] not in answered]
+    return lane

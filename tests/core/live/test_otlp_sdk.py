@@ -64,3 +64,31 @@ def test_sdk_exporter_to_serve_equals_file_import(tmp_path: Path, compression: C
             assert [c.request_sha256 for c in calls] == [
                 c.request_sha256 for c in f.llm_calls(res.trace_id)
             ]
+
+
+def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
+    keep = Keep()
+    p = provider(keep)
+    run_agent(p)
+    spans = keep.spans  # ended order: chat, tool, chat, agent
+    db = tmp_path / "live.db"
+    for part in (spans[:2], spans[2:]):
+        server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
+        try:
+            wait_for(lambda server=server: bool(server.lines))
+            exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
+            for span in part:  # one request per span, as they ended
+                assert exporter.export([span]).name == "SUCCESS"
+            wait_for(lambda server=server, part=part: len(server.lines) == 1 + len(part))
+        finally:
+            assert "Traceback" not in server.stop()
+    spans_file = tmp_path / "spans.json"
+    spans_file.write_text(otlp_json(spans))
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [spans_file])
+        (trace,) = live.traces()
+        assert [m[:-1] for m in shape(live, trace.id)] == [
+            m[:-1] for m in shape(full, res.trace_id)
+        ]
+        with live.read() as r:
+            assert r.llm_call_count(trace.id) == 2
