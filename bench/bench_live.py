@@ -4,8 +4,10 @@ open timeline's model (issue #16, goal: p95 ≤ 500 ms).
 A worker process (offscreen Qt) opens the real main window on a fresh store, turns the
 folder watcher on through the Sources pane's controller, opens the live trace, then
 appends one Claude Code record at a time at random moments (so the poll phase varies) and
-waits, running the Qt event loop, until the timeline model has the new row. The baseline
-is the watcher's poll interval (the floor of a polling design).
+waits, running the Qt event loop, until the timeline model has the new row. The baseline,
+measured in the same process right after, is the window's part alone: a message appended
+straight to the store and announced as a source would, until its row is in the model (so
+the ratio is what watching the file adds, whatever the machine's load).
 """
 
 from __future__ import annotations
@@ -86,14 +88,38 @@ def worker(n: int) -> dict[str, Any]:
             f.write(record(i))
         _wait(app, lambda rows=rows: model.rowCount() > rows)  # type: ignore[misc]
         waits.append(time.perf_counter() - t0)
+    win.sources.set_watching(False)
+    direct = _direct(app, win, model, n, rng)
     win.sources.stop_all()
     win.close()
-    waits.sort()
+    return {**_quantiles(waits), **{f"direct_{k}": v for k, v in _quantiles(direct).items()},
+            "interval": INTERVAL, "n": n}  # fmt: skip
+
+
+def _direct(app: Any, win: Any, model: Any, n: int, rng: random.Random) -> list[float]:
+    """The baseline: the same growth written straight to the store and announced as a
+    source would, so only the window's part is timed (same process, same load)."""
+    from core.live.source import LiveChange
+    from core.records import NewMessage
+
+    store, trace_id = win.session.store, win.session.trace_id
+    waits: list[float] = []
+    for i in range(n):
+        time.sleep(rng.uniform(0.0, 0.2))
+        rows = model.rowCount()
+        t0 = time.perf_counter()
+        store.append(trace_id, [NewMessage("user", f"direct {i}")])
+        win.sources.changed.emit(LiveChange("bench", trace_id, False, 1))
+        _wait(app, lambda rows=rows: model.rowCount() > rows)  # type: ignore[misc]
+        waits.append(time.perf_counter() - t0)
+    return waits
+
+
+def _quantiles(waits: list[float]) -> dict[str, float]:
+    waits = sorted(waits)
     return {
         "p50": waits[len(waits) // 2],
         "p95": waits[min(len(waits) - 1, int(len(waits) * 0.95))],
-        "interval": INTERVAL,
-        "n": n,
     }
 
 
@@ -111,11 +137,10 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     if proc.returncode != 0:
         raise RuntimeError(f"live worker failed: {proc.stderr[-2000:]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    base = got["interval"]
-    yield figure(NAME, "append_to_timeline_p50", got["p50"], "s", "", baseline=base)
+    yield figure(NAME, "append_to_timeline_p50", got["p50"], "s", "", baseline=got["direct_p50"])
     yield figure(
-        NAME, "append_to_timeline_p95", got["p95"], "s", "<= 0.5 s", baseline=base,
-        met=got["p95"] <= 0.5,
+        NAME, "append_to_timeline_p95", got["p95"], "s", "<= 0.5 s",
+        baseline=got["direct_p95"], met=got["p95"] <= 0.5,
     )  # fmt: skip
 
 

@@ -77,6 +77,9 @@ class Watcher:
         self._scanned = 0.0
         self._settling = False
         self._broken: set[Path] = set()
+        self._uncounted: set[str] = set()
+        """Traces written since their token counts were last filled in (they are counted
+        when a look finds nothing new, off the path from disk to screen)."""
         """Sessions whose in-memory state was dropped with a failed batch."""
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -131,8 +134,10 @@ class Watcher:
             change = self._check(f, now, drain)
             if change is not None:
                 changes.append(change)
-        if changes:
-            fill_pending(self.store, list(dict.fromkeys(c.trace_id for c in changes)))
+        self._uncounted.update(c.trace_id for c in changes)
+        if self._uncounted and (drain or not changes):  # token counts once the files rest
+            fill_pending(self.store, sorted(self._uncounted))
+            self._uncounted.clear()
         return changes
 
     def _scan(self) -> None:
