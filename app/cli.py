@@ -36,6 +36,8 @@ COMMANDS = (
     "app.commands.import_",
     "app.commands.copy",
     "app.commands.proxy",
+    "app.commands.watch",
+    "app.commands.serve",
     "app.commands.gui",
     "app.commands.self_test",
 )

@@ -40,6 +40,7 @@ from ui.actions import ActionRegistry
 from ui.dialogs.imports import Importer
 from ui.dialogs.store_url import StoreUrlDialog
 from ui.errors import show_error
+from ui.live import install as install_live
 from ui.palette import CommandPalette
 from ui.panes.budget import BudgetPane
 from ui.panes.context import ContextPane
@@ -275,6 +276,7 @@ class MainWindow(QMainWindow):
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
         self.search_all = install_search(self)  # Search all traces… (#21)
+        self.sources = install_live(self)  # Sources pane, live traces followed (#16)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()

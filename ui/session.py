@@ -19,6 +19,8 @@ class Session(QObject):
     """Another store was opened (the trace list changes)."""
     changed = Signal()
     """The trace or its head changed: everything derived from it must reload."""
+    closing = Signal()
+    """The store is about to close (live sources writing to it stop first)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +43,7 @@ class Session(QObject):
 
     def close(self) -> None:
         if self.store is not None:
+            self.closing.emit()
             self.store.close()
         self.store = None
         self.trace_id = None

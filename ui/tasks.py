@@ -98,7 +98,9 @@ class TaskRunner(QObject):
         key: str | None = None,
         on_progress: Callable[[Any], None] | None = None,
         drain: bool = False,
+        priority: int = 0,
     ) -> int:
+        """Run ``fn`` on the pool; a higher ``priority`` starts before queued work."""
         if key is not None:
             self.cancel(key)
         job_id = next(self._ids)
@@ -106,7 +108,7 @@ class TaskRunner(QObject):
         job.setAutoDelete(False)
         was_idle = not self._pending
         self._pending[job_id] = _Pending(job, label, key, on_done, on_error, on_progress, drain)
-        self.pool.start(job)
+        self.pool.start(job, priority)
         if was_idle:
             self.busy_changed.emit(True)
         return job_id

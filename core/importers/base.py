@@ -143,12 +143,16 @@ class TraceBuilder:
         title: str = "",
         metadata: Any = None,
         created_at: float | None = None,
+        trace_id: str | None = None,
     ) -> None:
         self.w = w
         self.ctx = ctx
         self.format = fmt
         self.path = path
-        self.trace_id = w.create_trace(title, fmt, metadata, created_at=created_at).id
+        if trace_id is None:
+            trace_id = w.create_trace(title, fmt, metadata, created_at=created_at).id
+        self.trace_id = trace_id
+        """The trace written (``trace_id`` given: one that exists, continued by live capture)."""
         self.title = title
         self.messages = 0
         self.tool_calls = 0

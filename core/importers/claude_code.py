@@ -23,6 +23,7 @@ the summariser's own run, become ``compression`` branches).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,18 @@ class _Session:
 
     # -- reading ------------------------------------------------------------------------
     def read_file(self, path: Path, name: str, lane: _Lane | None) -> None:
-        for lineno, rec in iter_records(path, self.ctx, name):
+        self.read_records(iter_records(path, self.ctx, name), name, lane)
+        for ln in self.lanes.values():
+            self._close(ln)
+        if self.unknown and self.b.messages == 0 and not self.titles:
+            kind, (_, first) = next(iter(self.unknown.items()))
+            raise InvalidInputError(f"{first}: not a Claude Code transcript (record type {kind!r})")
+
+    def read_records(
+        self, records: Iterable[tuple[int, dict[str, Any]]], name: str, lane: _Lane | None
+    ) -> None:
+        """Take records in file order (a whole file, or lines appended to it: live capture)."""
+        for lineno, rec in records:
             self.where = f"{name}:{lineno}"
             self.ctx.where = self.where
             kind = rec.get("type")
@@ -151,11 +163,12 @@ class _Session:
                 count, first = self.unknown.get(kind, (0, self.where))
                 self.unknown[kind] = (count + 1, first)
                 self._alias(target, rec)
+
+    def write_pending(self) -> None:
+        """Write every lane's unfinished unit now (live capture: show what arrived). An open
+        compaction boundary stays open: its summary may be in the next lines."""
         for ln in self.lanes.values():
-            self._close(ln)
-        if self.unknown and self.b.messages == 0 and not self.titles:
-            kind, (_, first) = next(iter(self.unknown.items()))
-            raise InvalidInputError(f"{first}: not a Claude Code transcript (record type {kind!r})")
+            self._flush(ln)
 
     def warnings(self) -> None:
         for kind, (count, first) in self.unknown.items():

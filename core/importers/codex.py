@@ -385,20 +385,24 @@ def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
+def trace_info(head: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+    """The trace metadata and start time a rollout's first record gives."""
+    meta = as_dict(head.get("payload")) if head.get("type") == "session_meta" else head
+    info: dict[str, Any] = {
+        k: meta[k]
+        for k in ("id", "cwd", "originator", "cli_version", "model_provider", "git", "source")
+        if k in meta
+    }
+    return info, parse_time(meta.get("timestamp") or head.get("timestamp"))
+
+
 def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     path = unit.main
     records = iter_records(path, ctx, str(path))
     first = next(records, None)
     if first is None:
         raise InvalidInputError(f"{path}: empty file")
-    head = first[1]
-    meta = as_dict(head.get("payload")) if head.get("type") == "session_meta" else head
-    info = {
-        k: meta[k]
-        for k in ("id", "cwd", "originator", "cli_version", "model_provider", "git", "source")
-        if k in meta
-    }
-    created = parse_time(meta.get("timestamp") or head.get("timestamp"))
+    info, created = trace_info(first[1])
     b = TraceBuilder(w, ctx, FORMAT, str(unit.path), path.stem, info, created)
     rollout = _Rollout(b, ctx, str(path))
     try:

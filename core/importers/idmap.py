@@ -71,6 +71,20 @@ class IdMap:
             [{"ns": self._ns, "k": k, "v": v} for k, v in old],
         )
 
+    def rebind(self, conn: Connection) -> None:
+        """Go on in another transaction (live capture keeps a map across many). Spilled rows
+        live in the old connection's temporary table, so they are read back first and this
+        map no longer spills."""
+        if self._spilled:
+            rows = self._conn.execute(
+                text(f"SELECT k, v FROM {_TABLE} WHERE ns = :ns"), {"ns": self._ns}
+            ).all()
+            self.close()
+            self._mem.update({str(k): int(v) for k, v in rows})
+            self._spilled = False
+        self._conn = conn
+        self._capacity = 1 << 62
+
     def close(self) -> None:
         """Forget spilled rows (the temporary table outlives a committed transaction)."""
         if self._spilled:

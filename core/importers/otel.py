@@ -474,7 +474,13 @@ class _Trace:
         lane = self.lanes.get(key)
         if lane is not None:
             return lane
-        name = agent.agent_name if agent is not None else "main"
+        # no agent span (yet: live capture gets it after its children) names the agent
+        # from the span's own gen_ai.agent.name, as pydantic-ai sets it on every span
+        name = (
+            agent.agent_name
+            if agent is not None
+            else str(s.attrs.get("gen_ai.agent.name") or "main")
+        )
         if self.main is None:
             lane = self.main = _Lane(None, None, name)
         elif first_input and all(_key(m) in self.main.by_key for m in first_input[:2]):

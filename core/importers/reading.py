@@ -106,17 +106,20 @@ def iter_jsonl(
                 )
             if not line.strip():
                 continue
-            try:
-                value = _fast_loads(line)
-                if value is _NEEDS_JSON:
-                    ctx.finite_json = False  # json reads NaN and infinities; orjson never
-                    value = json.loads(line)
-            except ValueError as exc:
-                hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
-                raise InvalidInputError(
-                    f"{name}:{lineno}: {describe_json_error(exc)}{hint}"
-                ) from None
-            yield lineno, value
+            yield lineno, parse_line(line, ctx, name, lineno)
+
+
+def parse_line(line: bytes, ctx: ImportContext, name: str, lineno: int) -> Any:
+    """The JSON value of one line, or an error naming the file and the line."""
+    try:
+        value = _fast_loads(line)
+        if value is _NEEDS_JSON:
+            ctx.finite_json = False  # json reads NaN and infinities; orjson never
+            value = json.loads(line)
+    except ValueError as exc:
+        hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
+        raise InvalidInputError(f"{name}:{lineno}: {describe_json_error(exc)}{hint}") from None
+    return value
 
 
 def iter_records(
@@ -125,11 +128,15 @@ def iter_records(
     """Like ``iter_jsonl`` but every line must hold a JSON object."""
     name = where or str(path)
     for lineno, value in iter_jsonl(path, ctx, name):
-        if not isinstance(value, dict):
-            raise InvalidInputError(
-                f"{name}:{lineno}: expected a JSON object, found {type(value).__name__}"
-            )
-        yield lineno, value
+        yield lineno, as_record(value, name, lineno)
+
+
+def as_record(value: Any, name: str, lineno: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidInputError(
+            f"{name}:{lineno}: expected a JSON object, found {type(value).__name__}"
+        )
+    return value
 
 
 def first_record(path: Path, limit: int = 1 << 20) -> dict[str, Any] | None:

@@ -404,3 +404,22 @@ proxy_requests = Table(
     Index("ix_proxy_requests_state", "state"),
     Index("ix_proxy_requests_response_id", "response_id"),
 )
+
+watch_batches = Table(
+    "watch_batches",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("path", Text, nullable=False),
+    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    # Byte range of the file read into this batch (written in the batch's own transaction,
+    # so the newest row's ``end`` is exactly how far the file was imported).
+    Column("start", BigInteger, nullable=False),
+    Column("end", BigInteger, nullable=False),
+    # The file's identity when read: a replaced, truncated or rotated file has another.
+    Column("head_sha256", String(64), nullable=False),
+    Column("inode", BigInteger, nullable=True),
+    Column("format", String(32), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_watch_batches_path", "path", "id"),
+    Index("ix_watch_batches_trace", "trace_id", "id"),
+)

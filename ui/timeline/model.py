@@ -88,6 +88,56 @@ class TimelineModel(QAbstractListModel):
     def clear(self) -> None:
         self.set_source(None, None, None, [], [], {})
 
+    def grow(
+        self, segments: list[Segment], bands: list[Band], forks: dict[int, tuple[str, ...]]
+    ) -> bool:
+        """A live trace grew: insert the new rows (no reset, so the view keeps its selection
+        and scroll). A compaction band recorded late lands among the old rows; messages go
+        at the end. ``False`` when the path changed otherwise (a rewind, a filter or
+        playback shown): the caller resets."""
+        if not self._extends(segments, bands):
+            return False
+        current = list(self.bands)
+        for band in bands:
+            if band in self.bands or band.after_row >= self.length - 1:
+                continue
+            at = bisect_right([b.after_row for b in current], band.after_row)
+            row = band.after_row + 1 + at
+            self.beginInsertRows(QModelIndex(), row, row)
+            current.insert(at, band)
+            self._set_bands(current)
+            self.endInsertRows()
+        length = sum(len(s) for s in segments)
+        first, last = self.rowCount(), length + len(bands) - 1
+        if last >= first:
+            self.beginInsertRows(QModelIndex(), first, last)
+        for page_no in {max(0, self.length - 1) // self.page_size, self.length // self.page_size}:
+            self._pages.pop(page_no, None)  # the old last page was partial
+        self.segments, self.length, self.forks = segments, length, forks
+        self._set_bands(bands)
+        if last >= first:
+            self.endInsertRows()
+        return True
+
+    def _set_bands(self, bands: list[Band]) -> None:
+        self.bands = bands
+        self._after_rows = [b.after_row for b in bands]
+        self._band_rows = [b.after_row + 1 + i for i, b in enumerate(bands)]
+
+    def _extends(self, segments: list[Segment], bands: list[Band]) -> bool:
+        """The new path is the old one plus rows at its end, and keeps every old band."""
+        old = self.segments
+        if self._filter is not None or self.playback is not None or self.store is None:
+            return False
+        if len(segments) < len(old) or segments[: max(0, len(old) - 1)] != old[:-1]:
+            return False
+        if old:
+            was, now = old[-1], segments[len(old) - 1]
+            if (now.line, now.first) != (was.line, was.first) or now.last < was.last:
+                return False
+        kept = [b for b in bands if b in self.bands]
+        return kept == self.bands
+
     def set_membership(self, membership: ContextMembership | None) -> None:
         self.membership = membership
         self._changed_all()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -73,6 +73,8 @@ class TimelineWidget(QWidget):
     main_path_loaded = Signal()
     """The trace's main path (not a branch view) was loaded: other panes may load now."""
     searched = Signal(object)
+    grown = Signal()
+    """Rows were inserted at the end of the shown path (a live trace grew)."""
 
     def __init__(self, session: Session, runner: TaskRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +151,21 @@ class TimelineWidget(QWidget):
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setMouseTracking(True)
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self._tail = False
+        """Following a live trace's tail: stay at the bottom as the scroll range grows."""
+        self._select_last = False
+        """The last row was selected when the trace grew: select the new last row."""
+        self._after_growth = QTimer(self)
+        self._after_growth.setSingleShot(True)
+        self._after_growth.setInterval(150)
+        self._after_growth.timeout.connect(self._settle_growth)
+        self._panes_after_growth = QTimer(self)
+        self._panes_after_growth.setSingleShot(True)
+        self._panes_after_growth.setInterval(1000)
+        self._panes_after_growth.timeout.connect(self._refresh_panes)
+        scroll = self.view.verticalScrollBar()
+        scroll.rangeChanged.connect(self._range_changed)
+        scroll.valueChanged.connect(self._scrolled)
 
         self.status = QLabel("No trace")
         self.progress = QProgressBar()
@@ -198,6 +215,79 @@ class TimelineWidget(QWidget):
             self._path_loaded,
             key="timeline",
         )
+
+    def follow_live(self) -> None:
+        """The open trace grew (a live source wrote): load the path off the UI thread and
+        insert the new rows. The view follows the tail when it was at the bottom or the
+        last row was selected (then the new last row is); otherwise nothing moves."""
+        store, src = self.session.store, self.source
+        if store is None or src is None or src.head is not None:
+            return
+        trace_id = src.trace_id
+        self.runner.submit(
+            "follow live trace",
+            lambda _c: load_path(store, trace_id, None),
+            self._grown,
+            key="timeline-live",
+            priority=1,  # ahead of the panes' reloads queued by the previous growth
+        )
+
+    def _grown(self, src: PathSource) -> None:
+        if self.source is None or src.trace_id != self.source.trace_id or self.source.head:
+            return
+        bar = self.view.verticalScrollBar()
+        last = self.view.currentIndex().row() == self.model.rowCount() - 1
+        self._select_last = self._select_last or last
+        at_bottom = self._select_last or bar.value() >= bar.maximum() - ROW_HEIGHT // 2
+        if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
+            self._select_last = False
+            self.keep_selection()
+            self._path_loaded(src)
+            return
+        self.source = src
+        self._update_status()
+        self._tail = at_bottom
+        if at_bottom:
+            self.view.scrollToBottom()
+        self.grown.emit()
+        if not self._after_growth.isActive():
+            self._after_growth.start()
+
+    def _settle_growth(self) -> None:
+        """What may wait for a burst of growth to pass (one refresh, not one per batch):
+        the new last row selected (the detail pane renders it); at most once a second, the
+        in-context shading and the panes that follow the main path (the context pane
+        shows the newest call)."""
+        if self._select_last:
+            self.select_view_row(self.model.rowCount() - 1)
+        self._select_last = False
+        if not self._panes_after_growth.isActive():
+            self._panes_after_growth.start()
+
+    def _refresh_panes(self) -> None:
+        store, src = self.session.store, self.source
+        if store is None or src is None:
+            return
+        self.runner.submit(
+            "context membership",
+            lambda _c: load_membership(store, src.trace_id, None),
+            self._membership_loaded,
+            key="membership",
+        )
+        self.main_path_loaded.emit()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._after_growth.stop()
+        self._panes_after_growth.stop()
+
+    def _range_changed(self, _low: int, high: int) -> None:
+        if self._tail:
+            self.view.verticalScrollBar().setValue(high)
+
+    def _scrolled(self, value: int) -> None:
+        if value < self.view.verticalScrollBar().maximum() - ROW_HEIGHT // 2:
+            self._tail = False  # the user scrolled up: stay put from now on
 
     def keep_selection(self) -> None:
         """Make the next reload keep the selected message — unless it is the last row:
@@ -285,6 +375,7 @@ class TimelineWidget(QWidget):
 
     # -- selection ------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._select_last = False  # the user chose a row (or the last one was selected)
         record = self.model.row_record(current.row()) if current.isValid() else None
         if isinstance(record, TimelineRow):
             self.message_selected.emit(record.sequence)

@@ -5,14 +5,14 @@ ended, so a request in flight when ctxlens was killed is found (state ``in_fligh
 marked ``incomplete`` on the next start. ``body`` is the request body byte for byte.
 
 Revision ID: 0011_proxy
-Revises: 0009_delegation
+Revises: 0010_watch
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0011_proxy"
-down_revision = "0009_delegation"
+down_revision = "0010_watch"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,67 @@
+"""``ctxlens watch``: tail agent session folders into the store (core/live/watch.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.cli import CliContext
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="follow Claude Code / Codex session folders into the store as they grow",
+        description="Tail session files (Claude Code, Codex) into the store: new sessions "
+        "become traces, appended lines new messages. With no folder: the Claude Code projects "
+        "folder ($CLAUDE_CONFIG_DIR), the Codex sessions folder ($CODEX_HOME) and the folders "
+        "added in the GUI's Sources pane. A restart continues where it stopped.",
+    )
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or session files) to watch")
+    p.add_argument("--once", action="store_true", help="read what is there now, then exit")
+    p.add_argument("--json", action="store_true", help="one JSON object per change, per line")
+    p.add_argument("--interval", type=float, default=0.1, help="seconds between looks")
+    p.set_defaults(handler=run)
+
+
+def run(ctx: CliContext) -> int:
+    from core.errors import InvalidInputError
+    from core.live.folders import default_folders
+    from core.live.watch import Watcher
+
+    folders = [Path(d) for d in ctx.args.dirs] or default_folders()
+    for folder in ctx.args.dirs:
+        if not Path(folder).exists():
+            raise InvalidInputError(f"{folder}: no such file or folder")
+    store = ctx.store(create=True)
+
+    def report(change: Any) -> None:
+        if ctx.args.json:
+            ctx.out.write(json.dumps(change.to_json(), ensure_ascii=False) + "\n")
+        else:
+            verb = "new trace" if change.new_trace else "appended to"
+            ctx.out.write(f"{change.where}: {verb} {change.trace_id} (+{change.messages})\n")
+        ctx.out.flush()
+
+    watcher = Watcher(store, folders, listener=report, interval=max(0.01, ctx.args.interval))
+    if not ctx.args.json:
+        ctx.out.write(f"watching {', '.join(str(f) for f in folders)} (Ctrl-C stops)\n")
+        ctx.out.flush()
+    if ctx.args.once:
+        watcher.poll(drain=True)
+        _errors(watcher)
+        return 0
+    stop = threading.Event()
+    while not stop.is_set():
+        watcher.poll()
+        _errors(watcher)
+        stop.wait(watcher.next_wait())
+    return 0
+
+
+def _errors(watcher: Any) -> None:
+    for message in watcher.tally.take_errors():
+        print(f"ctxlens: warning: {message}", file=sys.stderr)

@@ -1,0 +1,66 @@
+"""A trace builder that can first re-read what it already wrote, then go on writing.
+
+A live import keeps the importer's state (open units, id maps, lanes) between batches.
+After a restart that state is rebuilt by feeding the importer the same batches again with
+``replaying`` set: sequences are predicted exactly as the first time (the batches end where
+they ended then), and nothing is written. Then ``replaying`` is cleared and new lines are
+written as new messages of the same trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.importers.base import TraceBuilder
+from core.records import CompactionEvent, LlmCall
+
+
+class ResumableBuilder(TraceBuilder):
+    replaying = False
+
+    def _cut(self) -> None:
+        if self.replaying:
+            self._pending, self._counts = [], []
+            return
+        super()._cut()
+
+    def compaction(self, *args: Any, **kwargs: Any) -> CompactionEvent:
+        if not self.replaying:
+            return super().compaction(*args, **kwargs)
+        self._synced()
+        self.compactions += 1
+        return self.w.read.compactions(self.trace_id)[self.compactions - 1]
+
+    def llm_call(self, *args: Any, **kwargs: Any) -> LlmCall:
+        if not self.replaying:
+            return super().llm_call(*args, **kwargs)
+        self.llm_calls += 1
+        return self.w.read.llm_call(self.trace_id, self.llm_calls - 1)
+
+    def ref(self, kind: str, *args: Any, **kwargs: Any) -> str:
+        if not self.replaying:
+            return super().ref(kind, *args, **kwargs)
+        self._refs += 1
+        return f"{self.trace_id}-{kind}-{self._refs}"
+
+    def set_title(self, title: str) -> None:
+        if self.replaying:
+            self.title = title or self.title
+            return
+        super().set_title(title)
+
+    def continue_stored(self) -> None:
+        """Go on after what the store holds for this trace (no replay: the counters and the
+        next sequence are read back)."""
+        r = self.w.read
+        self._next = self.w.next_sequence(self.trace_id)
+        self.llm_calls = r.llm_call_count(self.trace_id)
+        self.compactions = len(r.compactions(self.trace_id))
+        self._last_main = self.w.head(self.trace_id)
+
+    def matches_store(self) -> bool:
+        """After a replay: the store holds exactly what was predicted (same importer)."""
+        self.flush()
+        return self.next_sequence == self.w.next_sequence(
+            self.trace_id
+        ) and self.compactions == len(self.w.read.compactions(self.trace_id))

@@ -1,0 +1,94 @@
+"""``ctxlens serve --otlp`` as a real process, fed by the real OpenTelemetry SDK exporter
+(protobuf over HTTP, one request per span, gzip and not): the trace it builds as spans
+arrive equals what ``ctxlens import`` makes of the same spans written to a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is a dev dependency")
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+from core.importers.api import import_paths
+from core.store import Store
+from tests.core.live.otel_app import Keep, otlp_json, provider, run_agent
+from tests.core.live.watch_helpers import Cli, shape, wait_for
+
+
+@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
+def test_sdk_exporter_to_serve_equals_file_import(tmp_path: Path, compression: Compression) -> None:
+    db = tmp_path / "live.db"
+    server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
+    try:
+        wait_for(lambda: bool(server.lines))
+        listening = server.lines[0]
+        assert listening["event"] == "listening"
+        assert listening["address"].startswith("http://127.0.0.1:")
+        keep = Keep()
+        exporter = OTLPSpanExporter(endpoint=listening["address"], compression=compression)
+        p = provider(exporter, keep)
+        run_agent(p)
+        p.force_flush()
+        wait_for(lambda: len(server.lines) >= 5)  # listening + one change per span
+    finally:
+        err = server.stop()
+    assert "Traceback" not in err
+    changes = server.lines[1:]
+    assert changes[0]["event"] == "trace"
+    assert {c["trace_id"] for c in changes} == {changes[0]["trace_id"]}
+
+    spans_file = tmp_path / "spans.json"
+    spans_file.write_text(otlp_json(keep.spans))
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [spans_file])
+        (trace,) = live.traces()
+        got = list(shape(live, trace.id))
+        assert [(m[2], m[4]) for m in got] == [
+            ("user", "Weather in Paris? é"),
+            ("assistant", ""),
+            ("tool", "18 C"),
+            ("assistant", "It is 18 C in Paris."),
+        ]
+        # The same messages in the same tree; only the agent name differs: the agent span
+        # ends (and is sent) after its model calls, so live messages say "main".
+        assert [m[:-1] for m in got] == [m[:-1] for m in shape(full, res.trace_id)]
+        with live.read() as r, full.read() as f:
+            calls = r.llm_calls(trace.id)
+            assert [c.model for c in calls] == ["gpt-test", "gpt-test"]
+            assert [len(c.context) for c in calls] == [1, 3]
+            assert [c.request_sha256 for c in calls] == [
+                c.request_sha256 for c in f.llm_calls(res.trace_id)
+            ]
+
+
+def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
+    keep = Keep()
+    p = provider(keep)
+    run_agent(p)
+    spans = keep.spans  # ended order: chat, tool, chat, agent
+    db = tmp_path / "live.db"
+    for part in (spans[:2], spans[2:]):
+        server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
+        try:
+            wait_for(lambda server=server: bool(server.lines))
+            exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
+            for span in part:  # one request per span, as they ended
+                assert exporter.export([span]).name == "SUCCESS"
+            wait_for(lambda server=server, part=part: len(server.lines) == 1 + len(part))
+        finally:
+            assert "Traceback" not in server.stop()
+    spans_file = tmp_path / "spans.json"
+    spans_file.write_text(otlp_json(spans))
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [spans_file])
+        (trace,) = live.traces()
+        assert [m[:-1] for m in shape(live, trace.id)] == [
+            m[:-1] for m in shape(full, res.trace_id)
+        ]
+        with live.read() as r:
+            assert r.llm_call_count(trace.id) == 2

@@ -1,0 +1,112 @@
+"""An agent writing a session file the way Claude Code does: a turn at a time, each turn's
+first line in two writes (split inside a UTF-8 character where it has one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from core.store import Store
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def turns(lines: list[bytes]) -> list[list[bytes]]:
+    """Lines grouped into turns (a turn starts at a user prompt)."""
+    out: list[list[bytes]] = []
+    for line in lines:
+        rec = json.loads(line) if line.strip() else {}
+        content = (rec.get("message") or {}).get("content") if isinstance(rec, dict) else None
+        prompt = rec.get("type") == "user" and isinstance(content, str)
+        if prompt or not out:
+            out.append([])
+        out[-1].append(line)
+    return out
+
+
+def split_point(line: bytes) -> int:
+    """A cut inside the first multi-byte UTF-8 character, else the middle."""
+    for i, byte in enumerate(line):
+        if byte >= 0xC0:
+            return i + 1
+    return len(line) // 2
+
+
+def write_turn(path: Path, turn: list[bytes], pause: float = 0.03) -> None:
+    with path.open("ab") as f:
+        first = turn[0]
+        cut = split_point(first)
+        f.write(first[:cut])
+        f.flush()
+        time.sleep(pause)  # the agent is mid-record: the watcher must hold the partial line
+        f.write(first[cut:] + b"".join(turn[1:]))
+
+
+class Cli:
+    """``ctxlens watch`` (or ``serve``) as a real process, its JSON lines collected."""
+
+    def __init__(self, *argv: str, env: dict[str, str] | None = None) -> None:
+        full = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app", *argv],
+            cwd=REPO,
+            env=full,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.strip().startswith("{"):
+                self.lines.append(json.loads(line))
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=20)
+        return err
+
+
+def wait_for(check: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {check}")
+        time.sleep(0.02)
+
+
+def imported_up_to(db: Path, path: Path) -> int:
+    """How far the store says ``path`` was read (0 before the first batch)."""
+    from core.live.batches import last_batch
+
+    if not db.exists():
+        return 0
+    with Store.open(db) as s, s.read() as r:
+        last = last_batch(r, str(path))
+    return last.end if last else 0
+
+
+def shape(store: Store, trace_id: str) -> Iterator[tuple[Any, ...]]:
+    """What a trace holds, independent of ids: every message in sequence order."""
+    with store.read() as r:
+        for m in r.all_messages(trace_id):
+            yield (
+                m.sequence,
+                m.parent_sequence,
+                m.role,
+                m.kind,
+                m.content,
+                m.branch_type,
+                m.agent_name,
+            )

@@ -1,0 +1,130 @@
+"""Live traces in the window: the Sources pane switches the folder watcher and the OTLP
+receiver on; a session file that a test thread appends to shows up in the Traces pane,
+and the open timeline grows by inserted rows (no reset), following the tail only while
+the view is at the bottom."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TRACES
+from tests.core.live.watch_helpers import write_turn
+from tests.ui.conftest import settle
+from ui.main_window import MainWindow
+from ui.panes.sources import SourcesPane
+
+SESSION = TRACES / "claude_code/marot__spotter/test/fixtures/transcripts"
+SOURCE = SESSION / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _tool_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never watch the developer's own Claude Code or Codex folders."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+
+
+def _pane(window: MainWindow) -> SourcesPane:
+    pane = window.docks["sources"].widget()
+    assert isinstance(pane, SourcesPane)
+    return pane
+
+
+def _append(path: Path, parts: list[list[bytes]]) -> None:
+    t = threading.Thread(target=lambda: [write_turn(path, turn) for turn in parts])
+    t.start()
+    t.join()
+
+
+@pytest.mark.skipif(not SOURCE.is_file(), reason="shared/traces not present")
+def test_watched_session_grows_in_the_open_timeline(
+    window: MainWindow, qtbot: Any, tmp_path: Path
+) -> None:
+    pane = _pane(window)
+    folder = tmp_path / "agent-sessions"
+    (folder / "proj").mkdir(parents=True)
+    pane.choose_folder()
+    pane.dialog.fileSelected.emit(str(folder))  # the user picks the folder
+    pane.dialog.close()
+    assert any(
+        str(folder) in pane.folder_list.item(i).text() for i in range(pane.folder_list.count())
+    )
+    pane.watch_box.setChecked(True)
+    qtbot.waitUntil(lambda: pane.model.records[0].state == "running", timeout=5000)
+
+    lines = SOURCE.read_bytes().splitlines(keepends=True)
+    parts = [lines[i : i + 300] for i in range(0, len(lines), 300)]
+    live_file = folder / "proj" / SOURCE.name
+    _append(live_file, parts[:3])
+    before = {t.id for t in window.traces.model.records}
+    qtbot.waitUntil(lambda: len(window.traces.model.records) == len(before) + 1, timeout=10_000)
+    (trace,) = [t for t in window.traces.model.records if t.id not in before]
+    assert trace.source == "claude-code"
+    window.open_trace(trace.id)
+    settle(qtbot, window)
+
+    model, view = window.timeline.model, window.timeline.view
+    resets: list[int] = []
+    inserted: list[tuple[int, int]] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+
+    # At the bottom: the view follows the tail.
+    rows = model.rowCount()
+    window.timeline.select_view_row(rows - 1)
+    _append(live_file, parts[3:6])
+    qtbot.waitUntil(lambda: model.rowCount() > rows, timeout=10_000)
+    qtbot.waitUntil(lambda: view.currentIndex().row() == model.rowCount() - 1, timeout=5000)
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
+    # rows went in at the end (and the compaction band whose summary just came, before
+    # them), never by a reset
+    assert inserted and inserted[-1][1] == model.rowCount() - 1 and not resets
+    assert sum(last - first + 1 for first, last in inserted) == model.rowCount() - rows
+
+    # Scrolled up with an early row selected: it stays put while rows come in.
+    window.timeline.select_view_row(0)
+    view.scrollToTop()
+    rows = model.rowCount()
+    _append(live_file, parts[6:9])
+    qtbot.waitUntil(lambda: model.rowCount() > rows, timeout=10_000)
+    assert view.currentIndex().row() == 0 and bar.value() == 0 and not resets
+    assert pane.model.records[0].traces_seen == 1 and pane.model.records[0].errors == 0
+
+
+def test_otlp_toggle_receives_spans_from_the_sdk_exporter(window: MainWindow, qtbot: Any) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from tests.core.live.otel_app import provider, run_agent
+
+    pane = _pane(window)
+    pane.otlp_edit.setText("127.0.0.1:0")
+    pane.otlp_box.setChecked(True)
+    status = next(s for s in pane.model.records if s.kind == "otlp")
+    assert status.state == "running" and status.address.startswith("http://127.0.0.1:")
+    assert not pane.otlp_edit.isEnabled()
+    before = len(window.traces.model.records)
+    p = provider(OTLPSpanExporter(endpoint=status.address))
+    threading.Thread(target=lambda: (run_agent(p), p.shutdown())).start()
+    qtbot.waitUntil(lambda: len(window.traces.model.records) == before + 1, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: next(s for s in pane.model.records if s.kind == "otlp").traces_seen == 1,
+        timeout=5000,
+    )
+    pane.otlp_box.setChecked(False)
+    assert [s.state for s in pane.model.records if s.kind == "otlp"] in ([], ["stopped"])
+    assert pane.otlp_edit.isEnabled()
+
+
+def test_a_bad_otlp_address_is_refused_in_words(window: MainWindow, qtbot: Any) -> None:
+    pane = _pane(window)
+    errors: list[object] = []
+    pane.failed.connect(errors.append)
+    pane.otlp_edit.setText("localhost")
+    pane.otlp_box.setChecked(True)
+    assert not pane.otlp_box.isChecked()
+    assert errors and "expected HOST:PORT" in str(errors[0])

@@ -1,0 +1,171 @@
+"""The Sources pane: where live traces come from, and whether each way in is working.
+
+A table of sources (any ``core/live/source.py:Source``: name, state, address, traces seen,
+errors, the last error as a tooltip), refreshed twice a second; under it the watched
+folders (the tools' own folders, and folders the user added and may remove) and the
+switches for the folder watcher and the OTLP receiver.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import CtxlensError
+from core.live.otlp_server import parse_address
+from core.live.source import SourceStatus
+from ui.live import LiveSources
+from ui.panes.common import RecordTable
+from ui.panes.table_model import Column, RecordTableModel
+
+STATE_COLORS = {"running": "#3f9a54", "error": "#c0392b", "starting": "#b7950b"}
+
+SOURCE_COLUMNS: list[Column[SourceStatus]] = [
+    Column("Source", lambda s: s.name, tooltip=lambda s: s.last_error or s.address),
+    Column("State", lambda s: s.state, color=lambda s: STATE_COLORS.get(s.state)),
+    Column("Traces", lambda s: f"{s.traces_seen:,}", align_right=True),
+    Column(
+        "Errors",
+        lambda s: f"{s.errors:,}",
+        align_right=True,
+        tooltip=lambda s: s.last_error or "no errors",
+        color=lambda s: "#c0392b" if s.errors else None,
+    ),
+    Column("Address", lambda s: s.address, tooltip=lambda s: s.address),
+]
+
+
+class SourcesPane(QWidget):
+    failed = Signal(object)
+
+    def __init__(self, live: LiveSources, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sourcesPane")
+        self.live = live
+        self.model: RecordTableModel[SourceStatus] = RecordTableModel(SOURCE_COLUMNS, self)
+        self.table = RecordTable(self.model, "Open a store to capture live traces.")
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        for col in (0, 1, 2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setMaximumHeight(120)
+        self._build_controls()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.table)
+        layout.addLayout(self._watch_row)
+        layout.addWidget(self.folder_list, 1)
+        layout.addLayout(self._folder_buttons)
+        layout.addLayout(self._otlp_row)
+        layout.addWidget(self.endpoint)
+        self.timer = QTimer(self)
+        self.timer.setInterval(500)
+        self.timer.timeout.connect(self.refresh)
+        live.session.closing.connect(self.timer.stop)
+        live.sources_changed.connect(self.refresh)
+        live.sources_changed.connect(self._fill_folders)
+        self._fill_folders()
+        self.refresh()
+
+    def _build_controls(self) -> None:
+        self.watch_box = QCheckBox("Watch session folders")
+        self.watch_box.setToolTip(
+            "Tail Claude Code and Codex session files into this store as they are written"
+        )
+        self.watch_box.toggled.connect(self.live.set_watching)
+        self._watch_row = QHBoxLayout()
+        self._watch_row.addWidget(self.watch_box, 1)
+        self.folder_list = QListWidget()
+        self.folder_list.setObjectName("watchedFolders")
+        self.folder_list.currentItemChanged.connect(self._folder_chosen)
+        self.add_button = QPushButton("Add folder…")
+        self.add_button.clicked.connect(self.choose_folder)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setEnabled(False)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self._folder_buttons = QHBoxLayout()
+        self._folder_buttons.addStretch(1)
+        self._folder_buttons.addWidget(self.add_button)
+        self._folder_buttons.addWidget(self.remove_button)
+        self.otlp_box = QCheckBox("OTLP receiver on")
+        self.otlp_box.setToolTip("Receive OpenTelemetry traces (OTLP/HTTP, POST /v1/traces)")
+        self.otlp_box.toggled.connect(self._otlp_toggled)
+        host, port = self.live.otlp_address
+        self.otlp_edit = QLineEdit(f"{host}:{port}")
+        self.otlp_edit.setToolTip("Host and port; loopback unless you give another host")
+        self._otlp_row = QHBoxLayout()
+        self._otlp_row.addWidget(self.otlp_box)
+        self._otlp_row.addWidget(self.otlp_edit, 1)
+        self.endpoint = QLabel("")
+        self.endpoint.setObjectName("otlpEndpoint")
+        self.endpoint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.endpoint.setWordWrap(True)
+
+    # -- state --------------------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.timer.start()  # counters tick only while someone can see them
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self.timer.stop()
+
+    def refresh(self) -> None:
+        rows = [s.status() for s in self.live.sources()]
+        self.model.set_records(rows)
+        otlp = next((r for r in rows if r.kind == "otlp" and r.state == "running"), None)
+        self.endpoint.setText(f"Exporters send to {otlp.address}" if otlp else "")
+        self.endpoint.setVisible(otlp is not None)
+
+    def _fill_folders(self) -> None:
+        self.folder_list.clear()
+        for folder, added in self.live.folders():
+            label = str(folder) if added else f"{folder}  (tool folder)"
+            item = QListWidgetItem(label)
+            item.setData(256, (str(folder), added))
+            if not folder.exists():
+                item.setToolTip("does not exist yet: watched once it appears")
+            self.folder_list.addItem(item)
+
+    def _folder_chosen(self, item: QListWidgetItem | None) -> None:
+        self.remove_button.setEnabled(item is not None and bool(item.data(256)[1]))
+
+    # -- commands -----------------------------------------------------------------------
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Watch folder", str(Path.home()))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(lambda path: self.live.add_folder(Path(path)))
+        self.dialog = dialog
+        dialog.open()
+
+    def remove_selected(self) -> None:
+        item = self.folder_list.currentItem()
+        if item is not None and item.data(256)[1]:
+            self.live.remove_folder(Path(item.data(256)[0]))
+
+    def _otlp_toggled(self, on: bool) -> None:
+        try:
+            address = parse_address(self.otlp_edit.text()) if on else None
+            self.live.set_receiving(on, address)
+        except CtxlensError as exc:
+            self.otlp_box.blockSignals(True)
+            self.otlp_box.setChecked(False)
+            self.otlp_box.blockSignals(False)
+            self.failed.emit(exc)
+        self.otlp_edit.setEnabled(not self.otlp_box.isChecked())
