@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from app.cli import CliContext
+from core.errors import CtxlensError
 
 
 def register(sub: Any) -> None:
@@ -33,6 +34,11 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from app.qt_libs import guard
+
+    problem = guard()  # before Qt: a missing xcb library would abort the process
+    if problem is not None:
+        raise CtxlensError(problem)
     from app.default_store import ensure_default_store
     from app.gui import GuiOptions, launch
 
