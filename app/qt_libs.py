@@ -64,11 +64,11 @@ def needs_xcb(env: Mapping[str, str]) -> bool:
     return platform == "xcb" or (platform == "" and bool(env.get("DISPLAY")))
 
 
-def missing(libs: Sequence[str] = tuple(XCB_LIBS)) -> list[str]:
+def missing(libs: Sequence[str] | None = None) -> list[str]:
     """The sonames that cannot be loaded (a library whose own dependency is missing names
     that dependency, so the list points at what to install)."""
     out: list[str] = []
-    for soname in libs:
+    for soname in XCB_LIBS if libs is None else libs:
         try:
             ctypes.CDLL(soname)
         except OSError as exc:
