@@ -50,7 +50,7 @@ from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
 from ui.session import Session
 from ui.settings import AppSettings
-from ui.tasks import TaskRunner
+from ui.tasks import TaskControl, TaskRunner
 from ui.theme import apply_theme
 from ui.timeline.widget import TimelineWidget
 
@@ -376,6 +376,21 @@ class MainWindow(QMainWindow):
         self.url_dialog = StoreUrlDialog(url, self)
         self.url_dialog.chosen.connect(self.open_store_url)
         self.url_dialog.open()
+
+    def open_store_when_built(self, label: str, build: Callable[[TaskControl], str]) -> None:
+        """Open the store ``build`` creates off the UI thread (a first start records the
+        demo run): the window is usable at once, the panes fill in when it is ready."""
+        self.statusBar().showMessage(label[:1].upper() + label[1:] + "…")
+
+        def done(path: str) -> None:
+            self.statusBar().showMessage("The demo store is ready", 5000)
+            self.open_store(path)
+
+        def failed(exc: BaseException) -> None:
+            self.statusBar().showMessage("Could not create the demo store", 8000)
+            self.report_error(exc, "Cannot create the demo store")
+
+        self.runner.submit(label, build, done, on_error=failed, drain=True)
 
     def open_store_url(self, target: str) -> None:
         """Connect off the UI thread (a server may take seconds to answer or time out);
@@ -715,6 +730,8 @@ class MainWindow(QMainWindow):
             self.busy_label.setText(f"Working: {label} ({100 * value[0] // value[1]} %)")
         elif isinstance(value, int):
             self.busy_label.setText(f"Working: {label} ({value:,} items)")
+        elif isinstance(value, str):
+            self.busy_label.setText(f"Working: {label} ({value})")
 
     def is_settled(self) -> bool:
         """The trace (if there is one) is shown and no background work is pending
