@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from app.cli import CliContext
-from core.context.view import call_view, current_view, request_sha256, token_breakdown
 
 
 def register(sub: Any) -> None:
@@ -23,6 +22,8 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.context.view import call_view, current_view, request_sha256, token_breakdown
+
     with ctx.store().read() as r:
         tr = r.find_trace(ctx.args.trace)
         if ctx.args.call is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,8 @@ def run(ctx: CliContext) -> int:
     target = Path(ctx.args.output)
     if not target.parent.is_dir():
         raise CtxlensError(f"{target}: folder {target.parent} does not exist")
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ctxlens-export-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -1,8 +1,11 @@
-"""``ctxlens traces``: the traces in the store."""
+"""``ctxlens traces``: the traces in the store.
+
+A local store file at the current schema is read with ``sqlite3`` alone
+(``core/store/quick.py``): listing traces is start-up bound, SQLAlchemy would dominate.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from app.cli import CliContext
@@ -14,24 +17,35 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
+def listing(ctx: CliContext) -> list[dict[str, Any]]:
+    """``[{id, title, source, created_at, messages, head}]``, oldest first."""
+    from core.store.quick import list_traces
+
+    quick = list_traces(ctx.db)
+    if quick is not None:
+        return quick
+    return [
+        {
+            "id": t.id,
+            "title": t.title,
+            "source": t.source,
+            "created_at": t.created_at,
+            "messages": t.messages,
+            "head": t.head,
+        }
+        for t in ctx.store().traces()
+    ]
+
+
 def run(ctx: CliContext) -> int:
-    traces = ctx.store().traces()
+    traces = listing(ctx)
     if ctx.args.json:
-        ctx.emit_json(
-            [
-                {
-                    "id": t.id,
-                    "title": t.title,
-                    "source": t.source,
-                    "created_at": t.created_at,
-                    "messages": t.messages,
-                    "head": t.head,
-                }
-                for t in traces
-            ]
-        )
+        ctx.emit_json(traces)
         return 0
+    import time
+
     for t in traces:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
-        ctx.out.write(f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs  {t.title}\n")
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(t["created_at"]))
+        line = f"{t['id']}  {when}  {t['source']:<12} {t['messages']:>8} msgs  {t['title']}"
+        ctx.out.write(line + "\n")
     return 0
