@@ -21,7 +21,8 @@ _REVISION = re.compile(r'^(down_revision|revision)\s*=\s*(?:"([^"]+)"|None)', re
 
 def head_revision(folder: Path = VERSIONS) -> str | None:
     """The one revision no other migration names as its ``down_revision``."""
-    revisions, parents = set(), set()
+    revisions: set[str] = set()
+    parents: set[str] = set()
     for script in folder.glob("*.py"):
         for key, value in _REVISION.findall(script.read_text(encoding="utf-8")):
             if value:

@@ -72,8 +72,9 @@ def test_traces_command_imports_no_sqlalchemy(tmp_path: Path) -> None:
     probe = (
         "import sys, io; from app.cli import main; out = io.StringIO(); "
         f"code = main(['--db', {str(db)!r}, 'traces', '--json'], out=out); "
+        "heavy = ('sqlalchemy', 'alembic', 'core.records', 'asyncio'); "
         "print(code, len(__import__('json').loads(out.getvalue())), "
-        "sorted(m for m in ('sqlalchemy', 'alembic', 'core.records', 'asyncio') if m in sys.modules))"
+        "sorted(m for m in heavy if m in sys.modules))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
