@@ -45,6 +45,7 @@ from core.inspect.context_report import ReportRow
 from core.replay.compare import CallPair, Comparison, ContextDiffRows, compare, context_diff
 from core.replay.report import COLORS
 from core.store import Store
+from ui.close_keys import add_close_keys
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.replay.chart import TokenChart
@@ -133,6 +134,7 @@ class ComparisonWindow(QWidget):
         self.diff: ContextDiffRows | None = None
         self.file_dialog: QFileDialog | None = None
         self._build()
+        add_close_keys(self)
         self.resize(1400, 900)
 
     # -- layout ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from core.inspect.rerun import (
 from core.records import Trace
 from core.replay.rerun import ReplayOptions
 from core.store import Store
+from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
 
 Editor = QSpinBox | QDoubleSpinBox | QComboBox
@@ -68,6 +69,7 @@ class RerunDialog(QDialog):
         self.outcome: RerunOutcome | None = None
         self.editors: dict[str, Editor] = {}
         self._build(start)
+        add_close_keys(self, self.reject, escape=False)
         self._changed()
         self.resize(640, 0)
 
