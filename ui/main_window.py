@@ -39,6 +39,8 @@ from ui.actions import ActionRegistry
 from ui.dialogs.imports import Importer
 from ui.dialogs.store_url import StoreUrlDialog
 from ui.errors import show_error
+from ui.export import TraceExporter
+from ui.help import HelpMenu
 from ui.palette import CommandPalette
 from ui.panes.budget import BudgetPane
 from ui.panes.context import ContextPane
@@ -174,6 +176,8 @@ class MainWindow(QMainWindow):
           "Import every trace in a folder (a Claude Code project, an OpenHands conversation)",
           "File")  # fmt: skip
         a("file.reload", "&Reload", self.reload, "Ctrl+R", "Reload the store", "File")
+        self.exporter = TraceExporter(self, self.session, self.runner)
+        self.exporter.register(self.registry)
         a("file.quit", "&Quit", self.close, "Ctrl+Q", category="File")
         a("view.cancel", "&Cancel background work", self.cancel_work, "Ctrl+.", category="View")
         a("view.palette", "Command &palette…", self.show_palette, "Ctrl+Shift+P", category="View")
@@ -264,6 +268,7 @@ class MainWindow(QMainWindow):
           "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
+        self.help = HelpMenu(self, self.registry)  # last: the Help menu comes last
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
