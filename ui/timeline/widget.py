@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -132,7 +132,7 @@ class TimelineWidget(QWidget):
 
         # A table, not a list: QListView lays out every row on a reset (a million index()
         # calls), while a table's fixed-size header is O(1) however many rows there are.
-        self.view = QTableView()
+        self.view = TimelineTable()
         self.view.setObjectName("timelineView")
         self.view.setModel(self.model)
         self.view.setItemDelegate(TimelineDelegate(self.view))
@@ -213,6 +213,8 @@ class TimelineWidget(QWidget):
         store = self.session.store
         if store is None or src.trace_id != self.session.trace_id:
             return
+        if self.source is not None and self.source.trace_id != src.trace_id:
+            self._reset_search()  # a query, its filter and count belong to one trace
         self.source = src
         self.result = None
         self.model.set_source(
@@ -389,6 +391,17 @@ class TimelineWidget(QWidget):
         self.model.set_filter(None)
         self.match_label.setText("")
 
+    def _reset_search(self) -> None:
+        """Empty the search box, role and kind filters and "Only matches" (no re-search)."""
+        widgets = (self.search_box, self.role_filter, self.kind_filter, self.only_matches)
+        blockers = [QSignalBlocker(w) for w in widgets]
+        self.search_box.clear()
+        self.role_filter.setCurrentIndex(0)
+        self.kind_filter.setCurrentIndex(0)
+        self.only_matches.setChecked(False)
+        del blockers
+        self._clear_search()
+
     def _apply_filter(self) -> None:
         keep = self.selected_sequence()
         if self.only_matches.isChecked() and self.result is not None:
@@ -415,6 +428,22 @@ class TimelineWidget(QWidget):
     def _busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
+
+
+class TimelineTable(QTableView):
+    """Home and End go to the first and last row (a table's default moves between
+    columns, and the timeline has one); Page Up/Page Down keep the table's paging."""
+
+    def moveCursor(
+        self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        model = self.model()
+        rows = model.rowCount() if model is not None else 0
+        if rows and action == QAbstractItemView.CursorAction.MoveHome:
+            return model.index(0, 0)
+        if rows and action == QAbstractItemView.CursorAction.MoveEnd:
+            return model.index(rows - 1, 0)
+        return super().moveCursor(action, modifiers)
 
 
 def _combo(any_label: str, values: tuple[str, ...]) -> QComboBox:
