@@ -27,11 +27,12 @@ class TraceExporter(QObject):
 
     def register(self, registry: ActionRegistry) -> None:
         """One File menu entry per format (with no trace shown, the status bar says so)."""
-        for fmt, (label, _suffix) in FORMATS.items():
+        for fmt, (label, _suffix, key) in FORMATS.items():
             registry.add(
                 f"file.export_{fmt}",
                 f"Export trace as {label.split(' (')[0]}…",
                 self._chooser(fmt),
+                key,
                 tip=f"Write the shown trace as {label}",
                 category="File",
             )

@@ -114,7 +114,7 @@ class HelpMenu:
         self.dialog: HelpDialog | None = None
         registry.add("help.shortcuts", "&Keyboard shortcuts", self.show_shortcuts, "F1",
                      category="Help")  # fmt: skip
-        registry.add("help.tour", "A short &tour", self.show_tour, category="Help")
+        registry.add("help.tour", "A short &tour", self.show_tour, "Shift+F1", category="Help")
 
     def _show(self, title: str, body: str) -> HelpDialog:
         if self.dialog is not None:

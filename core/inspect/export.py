@@ -13,10 +13,10 @@ from typing import IO
 from core.errors import CtxlensError
 from core.store import Store
 
-#: format -> (label for a menu or file dialog, file name suffix)
-FORMATS: dict[str, tuple[str, str]] = {
-    "json": ("ctxlens JSON (lossless, re-importable)", ".ctxlens.json"),
-    "otlp": ("OTLP JSON (OpenTelemetry gen_ai spans)", ".otlp.json"),
+#: format -> (label for a menu or file dialog, file name suffix, shortcut in the window)
+FORMATS: dict[str, tuple[str, str, str]] = {
+    "json": ("ctxlens JSON (lossless, re-importable)", ".ctxlens.json", "Ctrl+E"),
+    "otlp": ("OTLP JSON (OpenTelemetry gen_ai spans)", ".otlp.json", "Ctrl+Alt+E"),
 }
 
 

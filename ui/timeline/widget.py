@@ -34,6 +34,7 @@ from core.inspect.timeline import TimelineRow
 from core.records import MESSAGE_KINDS
 from core.store import Store
 from core.store.paths import Segment
+from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
@@ -106,11 +107,15 @@ class TimelineWidget(QWidget):
         self.next_button.setToolTip("Next match (F3)")
         self.prev_button.clicked.connect(lambda: self.step_match(-1))
         self.next_button.clicked.connect(lambda: self.step_match(1))
-        self.match_label = QLabel("")
-        self.match_label.setMinimumWidth(90)
+        self.match_label = ElidedLabel("", minimum=60)
         for button in (self.prev_button, self.next_button):
-            button.setFixedWidth(30)
-        self.search_box.setMinimumWidth(200)
+            button.setFixedWidth(26)
+        for combo in (self.role_filter, self.kind_filter):  # narrow; the list opens wide
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(5)
+        self.search_box.setMinimumWidth(110)  # the row fits the timeline at 1280×720
         bar = QHBoxLayout()
         for w in (self.search_box, self.role_filter, self.kind_filter, self.only_matches,
                   self.prev_button, self.next_button, self.match_label):  # fmt: skip
@@ -150,7 +155,7 @@ class TimelineWidget(QWidget):
         self.view.setMouseTracking(True)
         self.view.selectionModel().currentChanged.connect(self._current_changed)
 
-        self.status = QLabel("No trace")
+        self.status = ElidedLabel("No trace")
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.setMaximumWidth(160)
