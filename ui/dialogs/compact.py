@@ -54,6 +54,7 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskRunner
+from ui.theme import set_accent
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -159,7 +160,7 @@ class CompactDialog(QDialog):
         self.error = QLabel("")
         self.error.setObjectName("compactError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("QLabel#compactError { color: #c0392b; }")
+        set_accent(self.error, "error")
         self.error.setVisible(False)
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)

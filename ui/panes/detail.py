@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -100,15 +100,16 @@ class MessageDetailPane(QWidget):
         self._render(self.detail)
 
     def _render(self, d: MessageDetail) -> None:
+        dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
         short = [(k, v) for k, v in d.facts if k not in WIDE_FACTS]
         cells = "".join(
-            f"<td style='padding-right:6px;color:gray'>{html.escape(k)}</td>"
+            f"<td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
             f"<td style='padding-right:14px'>{html.escape(v)}</td>"
             + ("</tr><tr>" if i % FACT_PAIRS == FACT_PAIRS - 1 else "")
             for i, (k, v) in enumerate(short)
         )
         wide = "".join(  # a long fact gets a row of its own, wrapping, never clipped
-            f"<tr><td style='padding-right:6px;color:gray'>{html.escape(k)}</td>"
+            f"<tr><td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
             f"<td colspan='{2 * FACT_PAIRS - 1}'>{html.escape(v)}</td></tr>"
             for k, v in d.facts
             if k in WIDE_FACTS
