@@ -355,7 +355,7 @@ def _retention_html(cp: CompactPreview) -> str:
     if any(r.field == "skills" for r in lost):
         out += (
             "<br>Lost skills come back before the next model call when the run asked for "
-            "them (skill re-injection, INJ-3)."
+            "them (skill re-injection)."
         )
     return out
 

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspect.bands import Band, bands
-from core.inspect.branches import Branch, branches, fork_badges
+from core.inspect.branches import Branch, branch_label, branches, fork_badges
 from core.inspect.membership import ContextMembership, context_membership
 from core.inspect.query import SearchResult, parse_query, run_search
 from core.inspect.timeline import TimelineRow
@@ -256,7 +256,8 @@ class TimelineWidget(QWidget):
             live = "current context starts after row " + str(self.model.membership.start_row - 1)
             text += " · " + (live if self.model.membership.boundary else "whole path in context")
         if src.detached:
-            text += f" · {len(src.detached)} detached boundaries (rewound before them)"
+            n = len(src.detached)
+            text += f" · {n} later compaction{'s' if n != 1 else ''} not on this path (rewound)"
         self.status.setText(text)
 
     # -- branches -------------------------------------------------------------------------
@@ -265,7 +266,7 @@ class TimelineWidget(QWidget):
         self.branch_box.addItem("Main path", None)
         for b in src.branches:
             label = (
-                f"{b.kind} branch from #{b.fork_sequence}: "
+                f"{branch_label(b.kind)} branch from #{b.fork_sequence}: "
                 f"{b.length} messages (tip #{b.tip_sequence})"
             )
             self.branch_box.addItem(label, b.tip_sequence)
@@ -274,8 +275,9 @@ class TimelineWidget(QWidget):
             self.branch_box.setCurrentIndex(max(0, i))
             kind = next((b.kind for b in src.branches if b.tip_sequence == src.head), "other")
             self.banner.setText(
-                f"Viewing the {kind} branch ending at #{src.head} (read-only; the main path is "
-                "unchanged). <a href='main' style='color: white'>Back to main path</a>"
+                f"Viewing the {branch_label(kind)} branch ending at #{src.head} (read-only; "
+                "the main path is unchanged). "
+                "<a href='main' style='color: white'>Back to main path</a>"
             )
         self.banner.setVisible(src.head is not None)
 
