@@ -60,6 +60,7 @@ def make_window(opts: GuiOptions) -> Any:
     from PySide6.QtWidgets import QApplication
 
     from app.paths import app_icon
+    from ui.fonts import use_emoji_fonts
     from ui.main_window import MainWindow
     from ui.settings import AppSettings
 
@@ -68,6 +69,7 @@ def make_window(opts: GuiOptions) -> Any:
     app.setOrganizationName("ctxlens")
     QApplication.setDesktopFileName("ctxlens")  # Wayland matches windows to ctxlens.desktop
     QApplication.setWindowIcon(QIcon(str(app_icon())))
+    use_emoji_fonts()
     window = MainWindow(AppSettings(opts.settings))
     if opts.screenshot:
         window.resize(*SCREENSHOT_SIZE)

@@ -47,3 +47,15 @@ def test_goal_title_with_html_is_plain_text_in_the_pane(
     assert _shown(model.data(index, Qt.ItemDataRole.ToolTipRole)).startswith(f"1 {TITLE}")
     detail = window.goals.detail
     assert detail.textFormat() == Qt.TextFormat.PlainText and TITLE in detail.text()
+
+
+def test_emoji_fonts_named_to_qt_are_installed_ones(qapp: Any) -> None:
+    from PySide6.QtGui import QFontDatabase
+
+    from ui.fonts import EMOJI_FAMILIES, use_emoji_fonts
+
+    found = use_emoji_fonts()
+    installed = set(QFontDatabase.families())
+    assert found == [f for f in EMOJI_FAMILIES if f in installed]
+    if found and hasattr(QFontDatabase, "applicationEmojiFontFamilies"):
+        assert QFontDatabase.applicationEmojiFontFamilies()[: len(found)] == found
