@@ -51,3 +51,36 @@ def test_edit_a_message_and_continue_opens_the_comparison(
     view.close()
     dialog.close()
     settle(qtbot, win)
+
+
+@pytest.mark.slow
+def test_comparing_runs_of_different_lengths_warns(
+    qtbot: Any, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    from core.replay.fork import fork
+    from ui.replay.compare_view import ComparisonWindow
+    from ui.tasks import TaskRunner
+
+    db, source = demo_copy(tmp_path_factory, tmp_path / "store")
+    store = Store.open(db)
+    runner = TaskRunner()
+    try:
+        with store.read() as r:
+            user = next(m for m in r.iter_main_path(source) if m.role == "user")
+        short = fork(store, source, user.sequence, EDITED, "stop")
+        assert short.stopped == "diverged"
+        view = ComparisonWindow(store, runner, source, short.trace_id)
+        qtbot.addWidget(view)
+        view.show()
+        view.load()
+        qtbot.waitUntil(lambda: view.comparison is not None, timeout=60_000)
+        assert "differ in length" in view.heading.text()
+        same = ComparisonWindow(store, runner, source, source)
+        qtbot.addWidget(same)
+        same.load()
+        qtbot.waitUntil(lambda: same.comparison is not None, timeout=60_000)
+        assert "differ in length" not in same.heading.text()
+    finally:
+        qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
+        runner.shutdown()
+        store.close()

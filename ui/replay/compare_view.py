@@ -382,7 +382,21 @@ def _heading(cmp: Comparison) -> str:
                 f"{name} replays {escape(str(r.get('trace')))} from call "
                 f"{escape(str(r.get('from_call')))} with {escape(what)}"
             )
+    warning = length_warning(len(a.input_tokens), len(b.input_tokens))
+    if warning:
+        lines.append(f"<b>⚠ {escape(warning)}</b>")
     return "<br>".join(lines)
+
+
+def length_warning(calls_a: int, calls_b: int) -> str | None:
+    """Runs of different lengths: totals and percentages compare unequal amounts of work."""
+    if calls_a == calls_b:
+        return None
+    return (
+        f"The runs differ in length (A {calls_a:,} main-agent calls, B {calls_b:,}): totals "
+        "and their percentages compare different amounts of work; per call, compare the "
+        "rows both runs have."
+    )
 
 
 def _retention_text(cmp: Comparison) -> str:
