@@ -47,6 +47,10 @@ class ReplayUi(QObject):
         self.fork_dialog: ForkDialog | None = None
         self._actions()
         window.traces.compare_requested.connect(self.open_compare)
+        # one notion of "step": a call chosen in the Context pane is a playback position
+        window.context.calls.activated.connect(lambda _i: self.follow_context_call())
+        for name in ("ctx.next", "ctx.prev", "ctx.current"):
+            window.registry[name].triggered.connect(lambda _c=False: self.follow_context_call())
         self.playback.mode_changed.connect(self._mode_changed)
 
     def _actions(self) -> None:
@@ -64,6 +68,23 @@ class ReplayUi(QObject):
           COMPARE_TIP, "Run")  # fmt: skip
         a("run.fork", "&Edit message and continue…", self.show_fork, "Ctrl+Shift+D", FORK_TIP,
           "Run")  # fmt: skip
+
+    def follow_context_call(self) -> None:
+        """Play back to the call the Context pane shows (its "next call" entry: live), so
+        the timeline's in/out-of-context marks and every other pane agree with it."""
+        chosen = self.window.context.calls.currentData()
+        pb = self.playback
+        if chosen is None:
+            if pb.active:
+                pb.go_live()
+            return
+        frames = pb.frames
+        if not isinstance(chosen, int) or frames is None:
+            return
+        calls = frames.playback.calls
+        position = next((c.position for c in calls if c.call_index == chosen), None)
+        if position is not None and (pb.frame is None or pb.frame.call_index != chosen):
+            pb.seek_call(position)
 
     def _mode_changed(self, playback: bool) -> None:
         self.window.registry["nav.playback_live"].setEnabled(playback)
