@@ -11,14 +11,26 @@ resizes itself on content).
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SIZES = ((1280, 720), (1920, 1200))
+
+
+def save_small(image: Any, path: Path) -> None:
+    """A PNG; reduced to a 64-colour palette with ``pngquant`` when it is installed (a UI
+    has few colours: a fraction of the RGB file's size)."""
+    image.save(str(path), "PNG", 0)
+    if shutil.which("pngquant"):
+        cmd = ["pngquant", "--force", "--skip-if-larger", "--output", str(path), "64", str(path)]
+        subprocess.run(cmd, check=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             win.timeline.scroll_to_current()
             wait_until(lambda: True)
             path = args.out / f"main-{w}x{h}-{theme}.png"
-            win.grab().save(str(path), "PNG", 0)
+            save_small(win.grab().toImage(), path)
             print(f"{path}: window {win.width()}x{win.height()} (asked {w}x{h})")
             win.close()
             win.deleteLater()
