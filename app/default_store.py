@@ -9,17 +9,26 @@ the self-test and scripts.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from core.errors import CtxlensError
 from core.store import Store
 
 Progress = Callable[[int], None]
 """Told the number of model calls recorded so far."""
 
 
-def populate(store: Store, progress: Progress | None = None) -> None:
-    """Fill a brand-new default store with a demo run (the scripted model over HTTP)."""
+class BuildCancelled(CtxlensError):
+    """The window closed while the demo run was being recorded (nothing is kept)."""
+
+
+def populate(
+    store: Store, progress: Progress | None = None, cancel: threading.Event | None = None
+) -> None:
+    """Fill a brand-new default store with a demo run (the scripted model over HTTP);
+    ``cancel`` set ends it at the next run event."""
     import asyncio
 
     from core.demo.scenario import DemoOptions, run_demo_async
@@ -29,6 +38,8 @@ def populate(store: Store, progress: Progress | None = None) -> None:
     calls = [0]
 
     def count(event: RunEvent) -> None:
+        if cancel is not None and cancel.is_set():
+            raise BuildCancelled("the demo run was cancelled")
         if event.type == "usage" and progress is not None:
             calls[0] += 1
             progress(calls[0])
@@ -42,16 +53,18 @@ def needs_default_store(target: str) -> bool:
     return "://" not in target and not Path(target).exists()
 
 
-def build_default_store(target: str, progress: Progress | None = None) -> str:
-    """Record the demo run into ``<target>.creating`` and move it into place (a crash
-    mid-way leaves no half-built store behind)."""
+def build_default_store(
+    target: str, progress: Progress | None = None, cancel: threading.Event | None = None
+) -> str:
+    """Record the demo run into ``<target>.creating`` and move it into place (a crash or a
+    cancel mid-way leaves no half-built store behind; the next start removes the rest)."""
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".creating")
     for leftover in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
         leftover.unlink(missing_ok=True)
     with Store.open(tmp) as store:
-        populate(store, progress)
+        populate(store, progress, cancel)
         with store.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     tmp.replace(path)

@@ -89,7 +89,8 @@ def _build(db: str, control: Any) -> str:
     """The worker side of a first start: progress is the count of model calls."""
     from app.default_store import build_default_store
 
-    return build_default_store(db, lambda calls: control.report(f"{calls} model calls"))
+    report = lambda calls: control.report(f"{calls} model calls")  # noqa: E731
+    return build_default_store(db, report, control.cancel)  # closing the window cancels
 
 
 def launch(opts: GuiOptions) -> int:

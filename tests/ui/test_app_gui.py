@@ -134,3 +134,17 @@ def test_first_start_shows_the_window_before_the_demo_store_exists(
     assert db.exists() and not list(db.parent.glob("*.creating*"))
     assert window.timeline.source is not None and window.session.trace_id is not None
     assert "demo store is ready" in window.statusBar().currentMessage()
+
+
+@pytest.mark.slow
+def test_closing_the_window_mid_first_start_stops_the_demo_run(qtbot: Any, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "ctxlens.db"
+    _app, window = make_window(
+        GuiOptions(db=str(db), settings=str(tmp_path / "s.ini"), build_store=True)
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "model calls" in window.busy_label.text(), timeout=60_000)
+    window.close()  # runner.shutdown(): cancels, waits for the worker
+    assert window.runner.pool.activeThreadCount() == 0, "the demo run stopped"
+    assert not db.exists(), "no half-built store under the real name"
