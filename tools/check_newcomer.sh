@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command, as a new user runs it: a clean clone of this repository, then
 # `make run` on a real X server (Xvfb) with a window manager (openbox). Passes when the
-# ctxlens window maps (xdotool finds it, xwininfo says IsViewable), the venv holds no
-# developer tools, and Ctrl+Q closes the app. Fresh user data and settings folders, so the
+# ctxlens window maps (xdotool finds it, xwininfo says IsViewable), the demo store is then
+# built behind it (the title names the demo trace), the venv holds no developer tools, and
+# Ctrl+Q closes the app. Fresh user data and settings folders, so the
 # first start builds the demo store. Installs xvfb, openbox and xdotool with apt when root.
 #   tools/check_newcomer.sh [REPO]      (default: the repository this script is in)
 set -euo pipefail
@@ -64,6 +65,16 @@ done
 xwininfo -id "$wid" | grep -q "Map State: IsViewable" || fail "window $wid is not viewable"
 geometry=$(xwininfo -id "$wid" | awk '/Width:/{w=$2} /Height:/{h=$2} END{print w "x" h}')
 ok "the window maps after $(( $(date +%s) - start ))s of make run: \"$(xdotool getwindowname "$wid")\" ${geometry}"
+
+# the first start records the demo store in the background: the title names its trace once
+# the panes have filled in
+for _ in $(seq 300); do
+  case "$(xdotool getwindowname "$wid" 2>/dev/null)" in *Demo*) break ;; esac
+  sleep 1
+done
+title=$(xdotool getwindowname "$wid" 2>/dev/null || true)
+case "$title" in *Demo*) ok "the demo store was built behind the open window: \"$title\"" ;;
+  *) fail "the panes never filled in (title \"$title\")" ;; esac
 
 for tool in ruff mypy pytest moto_server; do
   [ ! -e "$TMP/ctxlens/.venv/bin/$tool" ] || fail "make run installed the developer tool $tool"
