@@ -3,22 +3,39 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed-run
 PKG_STAMP := $(VENV)/.installed-package
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: run test lint typecheck layers pytest test-headless bench stress bundle deb package test-package clean
+.PHONY: run syslibs check-newcomer test lint typecheck layers pytest test-headless bench stress bundle deb package test-package clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+## the app alone (make run): the runtime dependencies, no developer tools
+$(RUN_STAMP): pyproject.toml | syslibs $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUN_STAMP)
+
+## make test's tools on top (ruff, mypy, pytest, moto, …)
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+## the system libraries Qt's xcb platform loads: installed with apt when root, otherwise
+## stop at once with the exact command (app/qt_libs.py; the system Python, no venv yet)
+syslibs:
+	@$(PYTHON) -m app.qt_libs --install
+
 ## make run: install and launch the app on its embedded default store (the demo store)
-run: $(STAMP)
+run: syslibs $(RUN_STAMP)
 	QT_QPA_PLATFORM= $(BIN)/ctxlens
+
+## make check-newcomer: a clean clone, `make run` under Xvfb with a window manager, the
+## window must map (tools/check_newcomer.sh; installs xvfb, openbox, xdotool when root)
+check-newcomer:
+	bash tools/check_newcomer.sh
 
 ## make test: lint, type check, layering check and the whole pytest suite (offscreen Qt)
 test: lint typecheck layers pytest

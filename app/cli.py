@@ -29,6 +29,7 @@ COMMANDS = (
     "app.commands.demo",
     "app.commands.run",
     "app.commands.replay",
+    "app.commands.fork",
     "app.commands.resume",
     "app.commands.compare",
     "app.commands.delegation",

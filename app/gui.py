@@ -30,6 +30,9 @@ class GuiOptions:
     screenshot: str | None = None
     settings: str | None = None
     timeout: float = 60.0
+    build_store: bool = False
+    """``db`` is the missing default store: show the window, then record the demo run into
+    it in the background and open it when ready (``app/default_store.py``)."""
 
 
 def install_error_hooks(window: Any, loop: asyncio.AbstractEventLoop) -> None:
@@ -57,6 +60,7 @@ def make_window(opts: GuiOptions) -> Any:
     from PySide6.QtWidgets import QApplication
 
     from app.paths import app_icon
+    from ui.fonts import use_emoji_fonts
     from ui.main_window import MainWindow
     from ui.settings import AppSettings
 
@@ -65,13 +69,28 @@ def make_window(opts: GuiOptions) -> Any:
     app.setOrganizationName("ctxlens")
     QApplication.setDesktopFileName("ctxlens")  # Wayland matches windows to ctxlens.desktop
     QApplication.setWindowIcon(QIcon(str(app_icon())))
+    use_emoji_fonts()
     window = MainWindow(AppSettings(opts.settings))
     if opts.screenshot:
         window.resize(*SCREENSHOT_SIZE)
+    if opts.build_store:
+        window.open_store_when_built(FIRST_START, lambda control: _build(opts.db, control))
+        return app, window
     window.open_store(opts.db, opts.trace)
     if opts.select is not None:
         window.timeline.select_sequence(opts.select)
     return app, window
+
+
+FIRST_START = "first start: recording the demo run into the default store"
+
+
+def _build(db: str, control: Any) -> str:
+    """The worker side of a first start: progress is the count of model calls."""
+    from app.default_store import build_default_store
+
+    report = lambda calls: control.report(f"{calls} model calls")  # noqa: E731
+    return build_default_store(db, report, control.cancel)  # closing the window cancels
 
 
 def launch(opts: GuiOptions) -> int:

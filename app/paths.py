@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 
 APP_ICON = "icons/ctxlens.svg"
@@ -24,4 +23,6 @@ def default_db() -> str:
 
 def app_icon() -> Path:
     """The SVG app icon shipped in ``resources/icons`` (window icon, desktop entry)."""
+    from importlib import resources
+
     return Path(str(resources.files("resources").joinpath(APP_ICON)))

@@ -42,6 +42,7 @@ RELATIONS="$("$PY" "$HERE/bundle_deps.py" depends "$BUNDLE" "$LIBC")"
 DEPENDS="$(sed -n 's/^Depends: //p' <<<"$RELATIONS")"
 RECOMMENDS="$(sed -n 's/^Recommends: //p' <<<"$RELATIONS")"
 RECOMMENDS="${RECOMMENDS:+$RECOMMENDS, }shared-mime-info, desktop-file-utils, hicolor-icon-theme"
+RECOMMENDS="$RECOMMENDS, fonts-noto-color-emoji"  # emoji in traces as emoji (ui/fonts.py)
 SIZE_KB="$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)"
 sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@INSTALLED_SIZE@/$SIZE_KB/" \
     -e "s/@DEPENDS@/$DEPENDS/" -e "s/@RECOMMENDS@/$RECOMMENDS/" \

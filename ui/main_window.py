@@ -40,6 +40,8 @@ from ui.actions import ActionRegistry
 from ui.dialogs.imports import Importer
 from ui.dialogs.store_url import StoreUrlDialog
 from ui.errors import show_error
+from ui.export import TraceExporter
+from ui.help import HelpMenu
 from ui.live import install as install_live
 from ui.palette import CommandPalette
 from ui.panes.budget import BudgetPane
@@ -55,7 +57,7 @@ from ui.run_task import RUN_TASK_TIP, show_run_task
 from ui.search.install import install as install_search
 from ui.session import Session
 from ui.settings import AppSettings
-from ui.tasks import TaskRunner
+from ui.tasks import TaskControl, TaskRunner
 from ui.theme import apply_theme
 from ui.timeline.widget import TimelineWidget
 
@@ -183,6 +185,8 @@ class MainWindow(QMainWindow):
           "Import every trace in a folder (a Claude Code project, an OpenHands conversation)",
           "File")  # fmt: skip
         a("file.reload", "&Reload", self.reload, "Ctrl+R", "Reload the store", "File")
+        self.exporter = TraceExporter(self, self.session, self.runner)
+        self.exporter.register(self.registry)
         a("file.quit", "&Quit", self.close, "Ctrl+Q", category="File")
         a("view.cancel", "&Cancel background work", self.cancel_work, "Ctrl+.", category="View")
         a("view.palette", "Command &palette…", self.show_palette, "Ctrl+Shift+P", category="View")
@@ -277,6 +281,7 @@ class MainWindow(QMainWindow):
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
         self.search_all = install_search(self)  # Search all traces… (#21)
         self.sources = install_live(self)  # Sources pane, live traces followed (#16)
+        self.help = HelpMenu(self, self.registry)  # last: the Help menu comes last
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -390,6 +395,21 @@ class MainWindow(QMainWindow):
         self.url_dialog = StoreUrlDialog(url, self)
         self.url_dialog.chosen.connect(self.open_store_url)
         self.url_dialog.open()
+
+    def open_store_when_built(self, label: str, build: Callable[[TaskControl], str]) -> None:
+        """Open the store ``build`` creates off the UI thread (a first start records the
+        demo run): the window is usable at once, the panes fill in when it is ready."""
+        self.statusBar().showMessage(label[:1].upper() + label[1:] + "…")
+
+        def done(path: str) -> None:
+            self.statusBar().showMessage("The demo store is ready", 5000)
+            self.open_store(path)
+
+        def failed(exc: BaseException) -> None:
+            self.statusBar().showMessage("Could not create the demo store", 8000)
+            self.report_error(exc, "Cannot create the demo store")
+
+        self.runner.submit(label, build, done, on_error=failed, drain=True)
 
     def open_store_url(self, target: str) -> None:
         """Connect off the UI thread (a server may take seconds to answer or time out);
@@ -729,6 +749,8 @@ class MainWindow(QMainWindow):
             self.busy_label.setText(f"Working: {label} ({100 * value[0] // value[1]} %)")
         elif isinstance(value, int):
             self.busy_label.setText(f"Working: {label} ({value:,} items)")
+        elif isinstance(value, str):
+            self.busy_label.setText(f"Working: {label} ({value})")
 
     def is_settled(self) -> bool:
         """The trace (if there is one) is shown and no background work is pending

@@ -7,19 +7,37 @@ removed, context_after, retention {refs, constraints, completed_steps, skills: {
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
-from core.context.compaction import ALL_LEVELS, CompactionConfig, apply_sync, dry_run
-from core.context.compaction.preview import Preview
 from core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from core.context.compaction import CompactionConfig
+    from core.context.compaction.preview import Preview
+
+
+class _Levels:
+    """``ALL_LEVELS`` for argparse, read only when ``compact`` is parsed or its help shown
+    (the compaction package costs every other command its import time)."""
+
+    def _levels(self) -> tuple[str, ...]:
+        from core.context.compaction import ALL_LEVELS
+
+        return tuple(ALL_LEVELS)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._levels()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._levels())
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("compact", help="preview or apply a compaction level on a trace")
     p.add_argument("trace", metavar="TRACE", help="trace id (or a unique prefix)")
-    p.add_argument("--level", required=True, choices=ALL_LEVELS)
+    p.add_argument("--level", required=True, choices=_Levels(), metavar="LEVEL", help="%(choices)s")
     p.add_argument("--apply", action="store_true", help="record the compaction (default: dry run)")
     p.add_argument("--window", type=int, default=None, help="context window in tokens")
     p.add_argument(
@@ -31,6 +49,8 @@ def register(sub: Any) -> None:
 
 
 def config_from(args: Any) -> CompactionConfig:
+    from core.context.compaction import CompactionConfig
+
     cfg = CompactionConfig()
     changes: dict[str, Any] = {}
     if args.window is not None and args.window <= 0:
@@ -43,10 +63,14 @@ def config_from(args: Any) -> CompactionConfig:
         changes["threshold"] = args.threshold
     if args.goal_mode is not None:
         changes["goal_mode"] = args.goal_mode
+    from dataclasses import replace
+
     return replace(cfg, **changes)
 
 
 def run(ctx: CliContext) -> int:
+    from core.context.compaction import apply_sync, dry_run
+
     store = ctx.store()
     args = ctx.args
     action = apply_sync if args.apply else dry_run

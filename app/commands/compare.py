@@ -4,7 +4,6 @@ metrics) as JSON or a self-contained HTML report (``core/replay/compare.py``).""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,8 @@ def run(ctx: CliContext) -> int:
 def _write(target: Path, text: str) -> None:
     if not target.parent.is_dir():
         raise CtxlensError(f"{target}: folder {target.parent} does not exist")
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ctxlens-report-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

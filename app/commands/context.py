@@ -6,8 +6,6 @@ from typing import Any
 
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
-from core.context.view import call_view, current_view, request_sha256, token_breakdown
-from core.proxy.query import proxied_request
 
 
 def register(sub: Any) -> None:
@@ -26,7 +24,9 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
+    from core.proxy.query import proxied_request
 
     table = price_table(ctx.args)
     with ctx.store().read() as r:

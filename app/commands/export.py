@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
-from core.errors import CtxlensError
 
 FORMATS = ("json", "otlp")
 
@@ -22,24 +18,11 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    if ctx.args.format == "otlp":
-        from core.exporters.otlp import write_export
-    else:
-        from core.exporters.ctxlens_json import write_export
+    from core.inspect.export import export_file, writer
 
     store = ctx.store()
     if not ctx.args.output:
-        write_export(store, ctx.args.trace, ctx.out)
+        writer(ctx.args.format)(store, ctx.args.trace, ctx.out)
         return 0
-    target = Path(ctx.args.output)
-    if not target.parent.is_dir():
-        raise CtxlensError(f"{target}: folder {target.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ctxlens-export-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            write_export(store, ctx.args.trace, f)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    export_file(store, ctx.args.trace, ctx.args.format, ctx.args.output)
     return 0

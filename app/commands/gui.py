@@ -6,10 +6,10 @@ Qt is imported only inside ``run`` so every other command stays fast.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from app.cli import CliContext
+from core.errors import CtxlensError
 
 
 def register(sub: Any) -> None:
@@ -33,7 +33,12 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    from app.default_store import ensure_default_store
+    from app.qt_libs import guard
+
+    problem = guard()  # before Qt: a missing xcb library would abort the process
+    if problem is not None:
+        raise CtxlensError(problem)
+    from app.default_store import needs_default_store
     from app.gui import GuiOptions, launch
 
     db = ctx.db
@@ -43,13 +48,12 @@ def run(ctx: CliContext) -> int:
 
         db, imported = resolve(ctx.args.file, db, default_store=ctx.args.db is None)
         trace = trace or imported
-    elif ctx.args.db is None:
-        db = ensure_default_store(db, say=lambda text: print(text, file=sys.stderr))
     opts = GuiOptions(
         db=db,
         trace=trace,
         select=ctx.args.select,
         screenshot=ctx.args.screenshot,
         settings=ctx.args.settings,
+        build_store=not ctx.args.file and ctx.args.db is None and needs_default_store(db),
     )
     return launch(opts)

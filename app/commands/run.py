@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -40,6 +39,8 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    import asyncio
+
     a = ctx.args
     result = asyncio.run(_run(ctx))
     if a.json:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
-from core.context.view import current_items
-from core.records import Message
+
+if TYPE_CHECKING:
+    from core.records import Message
 
 
 def register(sub: Any) -> None:
@@ -40,6 +41,8 @@ def message_row(m: Message, in_context: bool) -> dict[str, Any]:
 
 
 def run(ctx: CliContext) -> int:
+    from core.context.view import current_items
+
     store = ctx.store()
     with store.read() as r:
         tr = r.find_trace(ctx.args.trace)

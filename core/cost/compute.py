@@ -8,14 +8,29 @@ they cost.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from core.cost.table import Price, PriceTable
 from core.cost.usage import TokenUsage, token_usage
 
 MILLION = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CallUsage:
+    """What pricing needs of a recorded call (``llm_calls`` without the context)."""
+
+    trace_id: str
+    call_index: int
+    model: str
+    usage: Any
+    agent_name: str
+    head_sequence: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +105,29 @@ def summarize(
         cost = call_cost(table.lookup(call.model), call.usage, call.model)
         out.add(call.model, cost, call.agent_name, goal_of(call) if goal_of else None)
     return out
+
+
+def price_call(call: CallUsage, table: PriceTable) -> CallCost:
+    return call_cost(table.lookup(call.model), call.usage, call.model)
+
+
+def costs_by_trace(calls: Iterable[CallUsage], table: PriceTable) -> dict[str, CostSummary]:
+    """Trace id → its cost, for every trace among ``calls``."""
+    out: dict[str, CostSummary] = {}
+    for call in calls:
+        summary = out.setdefault(call.trace_id, CostSummary(table.table_date))
+        summary.add(call.model, price_call(call, table), call.agent_name, None)
+    return out
+
+
+def parse_usage(raw: str | None) -> Any:
+    """A usage column's JSON text (orjson; ``json`` for the NaN only it writes)."""
+    if raw is None or raw == "null":
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 def _priced(p: Price, u: TokenUsage) -> CallCost:

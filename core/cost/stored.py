@@ -7,43 +7,38 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 
-from core.cost.compute import CallCost, CostSummary, call_cost
+from core.cost.compute import (
+    CallCost,
+    CallUsage,
+    CostSummary,
+    costs_by_trace,
+    parse_usage,
+    price_call,
+)
 from core.cost.table import PriceTable
 from core.store import schema as t
 from core.store.reader import Reader
 
 
-@dataclass(frozen=True, slots=True)
-class CallUsage:
-    trace_id: str
-    call_index: int
-    model: str
-    usage: Any
-    agent_name: str
-    head_sequence: int | None
-
-
 def call_usages(reader: Reader, trace_id: str | None = None) -> list[CallUsage]:
     c = t.llm_calls.c
-    q = select(c.trace_id, c.call_index, c.model, c.usage, c.agent_name, c.head_sequence)
+    usage = cast(c.usage, Text)  # orjson reads it ~3x faster than the JSON type's decoder
+    q = select(c.trace_id, c.call_index, c.model, usage, c.agent_name, c.head_sequence)
     if trace_id is not None:
         q = q.where(c.trace_id == trace_id)
     q = q.order_by(c.trace_id, c.call_index)
-    return [CallUsage(*row) for row in reader.conn.execute(q)]
+    return [
+        CallUsage(tid, index, model, parse_usage(raw), agent, head)
+        for tid, index, model, raw, agent, head in reader.conn.execute(q)
+    ]
 
 
 def trace_costs(reader: Reader, table: PriceTable) -> dict[str, CostSummary]:
     """Trace id → its cost, for every trace that has calls."""
-    out: dict[str, CostSummary] = {}
-    for call in call_usages(reader):
-        summary = out.setdefault(call.trace_id, CostSummary(table.table_date))
-        summary.add(call.model, price_call(call, table), call.agent_name, None)
-    return out
+    return costs_by_trace(call_usages(reader), table)
 
 
 def trace_cost(
@@ -64,10 +59,6 @@ def trace_cost(
 def one_call_cost(reader: Reader, trace_id: str, call_index: int, table: PriceTable) -> CallCost:
     calls = [c for c in call_usages(reader, trace_id) if c.call_index == call_index]
     return price_call(calls[0], table) if calls else CallCost(None, reason="no such call")
-
-
-def price_call(call: CallUsage, table: PriceTable) -> CallCost:
-    return call_cost(table.lookup(call.model), call.usage, call.model)
 
 
 def _goal_ids(reader: Reader, trace_id: str, sequences: Iterable[int | None]) -> dict[int, str]:

@@ -13,7 +13,16 @@ from core.records import CompactionEvent
 from core.store.paths import Segment
 from core.store.reader import Reader
 
-LEVEL_NAMES = {"goal": "L1 goal", "summary": "summary"}
+#: What each compaction level did, in words a user reads without knowing the level names.
+LEVEL_NAMES = {
+    "goal": "finished goal",
+    "snip": "middle messages snipped",
+    "micro": "old tool results shortened",
+    "aggressive": "tool results shortened",
+    "summary": "summarized",
+    "identity": "summarized, identity block re-added",
+    "naive": "oldest messages dropped",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +40,13 @@ class Band:
 
 
 def band_text(ev: CompactionEvent) -> str:
-    """E.g. ``L1 goal 1.2: 14 messages left the context, −3,240 tokens``."""
+    """E.g. ``finished goal 1.2: 14 messages left the context, −3,240 tokens``."""
     saved = ev.tokens_before - ev.tokens_after
     tokens = f"−{saved:,} tokens" if saved >= 0 else f"+{-saved:,} tokens"
     if ev.level == "goal":
         left = len(ev.removed) or max(0, ev.messages_before - ev.messages_after)
         goal = f" {ev.goal_id}" if ev.goal_id else ""
-        return f"L1 goal{goal}: {left} messages left the context, {tokens}"
+        return f"finished goal{goal}: {left} messages left the context, {tokens}"
     name = LEVEL_NAMES.get(ev.level, ev.level)
     return f"{name}: {ev.messages_before} → {ev.messages_after} messages, {tokens}"
 

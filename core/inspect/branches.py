@@ -28,6 +28,20 @@ class Branch:
     on_main_path: bool
 
 
+#: A branch type as the window names it.
+BRANCH_LABELS = {
+    "compression": "compaction side run",
+    "knowledge_eval": "knowledge check",
+    "reflection": "reflection",
+    "subagent": "subagent",
+    "abandoned": "abandoned",
+}
+
+
+def branch_label(kind: str) -> str:
+    return BRANCH_LABELS.get(kind, kind.replace("_", " "))
+
+
 def branches(reader: Reader, trace_id: str, segments: list[Segment] | None = None) -> list[Branch]:
     """Every forking line, with whether its tip lies on the main path."""
     segs = segments if segments is not None else reader.segments(trace_id)

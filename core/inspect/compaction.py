@@ -37,12 +37,12 @@ from core.store.store import Store
 GOAL_MODES = ("none", "on_complete", "on_overflow")
 
 LEVEL_HELP = {
-    "goal": "L1 goal compaction: completed or abandoned goals keep only their goal calls; "
+    "goal": "Goal compaction: completed or abandoned goals keep only their goal calls; "
     "the done result becomes a 'details cleared' marker.",
     "snip": "Snip: over the message limit, keep the first 3 and the most recent messages "
     "with a placeholder in between.",
     "micro": "Micro: old tool results become '[Previous: used <tool>]'; the 8 most recent stay.",
-    "summary": "L2 summary: system prompt + first user message + a summary that carries "
+    "summary": "Summary: system prompt + first user message + a summary that carries "
     "goal, steps, refs, constraints, pending items and failures.",
     "aggressive": "Aggressive micro: like micro, but only the 2 most recent tool results stay.",
     "identity": "Identity: re-inject an identity block when 4 or fewer messages remain.",

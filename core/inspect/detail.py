@@ -101,9 +101,21 @@ def facts_of(msg: Message) -> tuple[tuple[str, str], ...]:
 
 
 def _usage(usage: Any) -> str:
-    if isinstance(usage, dict):
-        return ", ".join(f"{k} {v}" for k, v in usage.items())
-    return str(usage)
+    """``prompt_tokens 4,813 · completion_tokens 264 · …`` with nested details flattened
+    (``prompt_tokens_details.cached_tokens 4,631``): every recorded field, read at a glance."""
+    if not isinstance(usage, dict):
+        return str(usage)
+    return " · ".join(f"{k} {v}" for k, v in _flat(usage))
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.extend(_flat(v, f"{prefix}{k}."))
+        else:
+            out.append((prefix + str(k), f"{v:,}" if isinstance(v, int) else str(v)))
+    return out
 
 
 def message_detail(

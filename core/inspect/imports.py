@@ -75,6 +75,7 @@ def import_for_window(
     cancel: threading.Event | None = None,
     imported: Callable[[ImportReport], None] | None = None,
     count_progress: Progress | None = None,
+    fmt: str = "auto",
 ) -> ImportReport:
     """Import what can be imported; every path ends up as rows (never an exception for bad
     input). After a cancel, paths not reached are listed as not imported.
@@ -88,19 +89,19 @@ def import_for_window(
     good: list[str | Path] = []
     for p in paths:
         try:
-            plan([p])
+            plan([p], fmt)
         except CtxlensError as exc:
             rows.append(ImportRow(str(p), "", "error", detail=str(exc)))
         else:
             good.append(p)
-    results = import_paths(store, good, progress=progress, cancel=cancel, stop_on_error=False)
+    results = import_paths(store, good, fmt, progress=progress, cancel=cancel, stop_on_error=False)
     rows += [_row(r) for r in results]
     cancelled = cancel is not None and cancel.is_set()
     if cancelled:
         done = {r.path for r in results}
         rows += [
             ImportRow(str(u.path), u.format, "not imported (cancelled)")
-            for u in plan(good)
+            for u in plan(good, fmt)
             if str(u.path) not in done
         ]
     report = ImportReport(rows, cancelled)

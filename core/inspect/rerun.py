@@ -50,10 +50,10 @@ RERUN_SETTINGS = (
             help="ctxlens: goal/snip/micro/summary layers; naive: keep the newest messages; "
             "none: never compact"),
     Setting("injection_interval", "Injection interval", "int", minimum=1, maximum=10_000,
-            help="Rounds between periodic context injections (INJ-2)"),
+            help="Rounds between two injections of the current context (time, goals, focus)"),
     Setting("skill_recency_threshold", "Skill recency window", "int", minimum=0,
             maximum=100_000, help="Messages after which a skill left the context is injected "
-            "again (INJ-3)"),
+            "again"),
     Setting("goal_mode", "Goal mode", "choice", ("none", "on_complete", "on_overflow"),
             help="When goal compaction runs: never, as each goal completes, or on overflow"),
 )  # fmt: skip

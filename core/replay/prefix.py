@@ -15,6 +15,7 @@ then get their request hash recomputed).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -97,6 +98,14 @@ def cut_before(calls: list[CallRef], from_call: int, live: list[CallRef] | None 
     return Cut(from_call, call.head, None, None, Phase.MODEL)
 
 
+def covering(cut: Cut, call: CallRef, sequence: int) -> Cut:
+    """``cut``, or a cut at ``call``'s recorded head when the prepare point lies before
+    message ``sequence`` (a fork must copy the message it edits)."""
+    if cut.head is not None and cut.head >= sequence:
+        return cut
+    return Cut(cut.call_index, call.head, None, None, Phase.MODEL)
+
+
 @dataclass(frozen=True)
 class Copied:
     messages: int = 0
@@ -115,12 +124,24 @@ class Copied:
         }
 
 
-def copy_prefix(w: Writer, source: str, target: str, cut: Cut, renamer: RefRenamer) -> Copied:
-    """Copy the source up to ``cut`` into the (new, empty) trace ``target``."""
+def copy_prefix(
+    w: Writer,
+    source: str,
+    target: str,
+    cut: Cut,
+    renamer: RefRenamer,
+    edits: Mapping[int, str] | None = None,
+) -> Copied:
+    """Copy the source up to ``cut`` into the (new, empty) trace ``target``; a message in
+    ``edits`` (sequence -> content) is copied with that content (a fork with an edit)."""
     if cut.head is None:
         return Copied()
     head = cut.head
-    msgs = [m for m in w.read.all_messages(source) if m.sequence <= head]
+    msgs = [
+        _edited(m, edits[m.sequence]) if edits and m.sequence in edits else m
+        for m in w.read.all_messages(source)
+        if m.sequence <= head
+    ]
     for i in range(0, len(msgs), BATCH):
         w.restore_messages([_renamed(m, target, renamer) for m in msgs[i : i + BATCH]])
     w.set_head(target, head)
@@ -134,6 +155,15 @@ def copy_prefix(w: Writer, source: str, target: str, cut: Cut, renamer: RefRenam
     return Copied(
         len(msgs), len(rows["llm_calls"]), len(rows["compactions"]), len(rows["refs"]), ticks
     )
+
+
+def _edited(m: Message, content: str) -> Message:
+    """``m`` with the user's content, counted again and marked as edited (the original's
+    tokens kept in its metadata: the inspector shows the edit, never hides it)."""
+    tokens = count_message(m.role, content, m.tool_calls, m.name, None).tokens
+    meta = dict(m.metadata) if isinstance(m.metadata, dict) else {}
+    meta["edited"] = {"original_tokens": m.token_count, "original_chars": len(m.content)}
+    return replace(m, content=content, parts=None, token_count=tokens, metadata=meta)
 
 
 def _renamed(m: Message, target: str, renamer: RefRenamer) -> Message:

@@ -96,6 +96,10 @@ class RecordedModel:
     """Per family, the first reply to serve (a replay from call N skips the earlier ones)."""
     served: list[Served] = field(default_factory=list)
     diverged: ReplayDiverged | None = None
+    strict: bool = False
+    """A request that differs from its recorded one diverges at once, however well the
+    recorded reply would still fit (a fork with an edit: after the edit, the model
+    answers, ``core/replay/fork.py``)."""
     _next: dict[str, int] = field(default_factory=dict)
     _requests: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -125,7 +129,7 @@ class RecordedModel:
                 return self._after_divergence(request, serial)
             rec = replies[k]
             same = self._same(request, rec)
-            reason = self._unsendable(request, rec) or (None if same else self.judge(request, rec))
+            reason = self._unsendable(request, rec) or (None if same else self._why(request, rec))
             if reason is not None:
                 self.diverged = ReplayDiverged(serial, agent, k, rec.call_index, reason)
                 return self._after_divergence(request, serial)
@@ -176,6 +180,11 @@ class RecordedModel:
         if missing:
             return f"recorded tool(s) {', '.join(missing)} not offered"
         return None
+
+    def _why(self, request: ChatRequest, rec: RecordedReply) -> str | None:
+        if self.strict:
+            return "the context differs from the recorded call's (an edited message)"
+        return self.judge(request, rec)
 
     def judge(self, request: ChatRequest, rec: RecordedReply) -> str | None:
         """Why ``rec`` no longer fits ``request`` (``None``: serve it)."""

@@ -23,7 +23,7 @@ from core.exporters.ctxlens_json import export_text
 from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer
 from core.records import Message, NewMessage
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
-from core.replay.prefix import Copied, Cut, copy_prefix, cut_before
+from core.replay.prefix import Copied, Cut, copy_prefix, covering, cut_before
 from core.replay.recorded import OnDiverge, RecordedModel, ReplayDiverged
 from core.replay.recording import Recording
 from core.replay.refmap import RefRenamer, scope_of
@@ -48,6 +48,9 @@ class ReplayOptions:
     title: str | None = None
     max_calls: int | None = None
     """Safety stop (default: three times the source's calls, plus 50)."""
+    edit: tuple[int, str] | None = None
+    """``(sequence, content)``: that message of the copied prefix gets this content, and
+    the run continues from the edit (``core/replay/fork.py``)."""
 
 
 @dataclass
@@ -113,6 +116,8 @@ async def replay_async(
         refs = r.refs(source.id)
     config = _config(source.metadata, recording, opts.settings)
     cut = cut_before(calls, opts.from_call, live)
+    if opts.edit is not None:
+        cut = covering(cut, calls[opts.from_call], opts.edit[0])
     target, renamer, copied = _new_trace(store, source, opts, cut, config, refs)
     kit = kit_for(source.metadata, recording, renamer, copied.clock_ticks)
     mode = _mode(opts.on_diverge, kit)
@@ -122,6 +127,7 @@ async def replay_async(
         kit.oracle,
         mode,
         start=recording.positions_before(cut.call_index) if not cut.fresh else {},
+        strict=opts.edit is not None,
     )
     limit = opts.max_calls or 3 * len(calls) + 50
     with ModelServer(model) as server:
@@ -184,6 +190,7 @@ def _new_trace(
             "trace": source.id,
             "from_call": opts.from_call,
             "settings": list(opts.settings),
+            **({"edited_sequence": opts.edit[0]} if opts.edit else {}),
         },
         "run_config": config.to_json(),
         "budget": {
@@ -196,7 +203,8 @@ def _new_trace(
     with store.write() as w:
         trace = w.create_trace(title, "ctxlens-replay", metadata)
         renamer = RefRenamer.between(refs, scope, scope)  # the same scope: no renaming
-        copied = copy_prefix(w, source.id, trace.id, cut, renamer)
+        edits = dict([opts.edit]) if opts.edit else None
+        copied = copy_prefix(w, source.id, trace.id, cut, renamer, edits)
     return trace.id, renamer, copied
 
 

@@ -3,7 +3,7 @@
 Order: trace-level filters (source, model, dates, has:compaction, has:error, trace id)
 narrow the traces with one query over ``traces``; message hits come newest first by row id
 (an FTS5 rowid scan or the messages primary key, never a sort of all matches); ``cost`` and
-``tokens`` bounds are judged per candidate trace from its recorded calls, before the hits.
+``tokens`` bounds are judged per trace as hits reach it (priced once each).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
 from sqlalchemy.types import Text as SaText
 
-from core.cost.compute import CostSummary
-from core.cost.stored import call_usages, price_call
+from core.cost.compute import CostSummary, price_call
+from core.cost.stored import call_usages
 from core.cost.table import PriceTable, load_table
 from core.cost.usage import token_usage
 from core.search.index import catch_up
@@ -28,6 +28,14 @@ from core.store.reader import Reader
 from core.store.store import Store
 
 PAGE = 500
+LAZY_BOUNDS_MAX = 32
+"""Up to this many candidate traces, cost/token bounds are judged lazily as hits reach a
+trace; with more, all are judged first in one pass over the calls, so a bound that few or
+no traces meet never scans every hit of the index."""
+IN_LIST_MAX = 64
+"""Up to this many candidate traces go into the SQL as ``trace_id IN (…)``; with more, the
+planner would walk messages by trace and probe the full-text index (seconds at 5M), so the
+hits are filtered by trace after the index scan instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +92,22 @@ def _catch_up(store: Store) -> int:
 
 def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator[Hit]:
     traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
-    kept = _Bounds(r, q, table).restrict(list(traces))
-    traces = {tid: traces[tid] for tid in kept}
+    if not traces:
+        return
+    judge = _Bounds(r, q, table)
+    if q.bounds and len(traces) > LAZY_BOUNDS_MAX:
+        traces = {tid: row for tid, row in traces.items() if tid in judge.passing(list(traces))}
     if not traces:
         return
     if not q.on_messages:
         rows = sorted(traces.values(), key=lambda row: row.created_at, reverse=True)
-        yield from [_trace_hit(row) for row in rows][:limit]
+        yield from [_trace_hit(row) for row in rows if judge.keeps(row.id)][:limit]
         return
     n = 0
-    for row in _message_rows(r, q, list(traces) if _narrowed(q) else None):
+    narrow = (_narrowed(q) or len(judge.memo) > LAZY_BOUNDS_MAX) and len(traces) <= IN_LIST_MAX
+    for row in _message_rows(r, q, list(traces) if narrow else None):
         tr = traces.get(row.trace_id)
-        if tr is None:
+        if tr is None or not judge.keeps(row.trace_id):
             continue
         yield Hit(
             tr.id,
@@ -113,7 +125,7 @@ def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator
 
 
 def _narrowed(q: Query) -> bool:
-    return any((q.model, q.source, q.trace, q.after, q.before, q.has, q.bounds))
+    return any((q.model, q.source, q.trace, q.after, q.before, q.has))
 
 
 def _trace_query(q: Query) -> Select[Any]:
@@ -200,14 +212,26 @@ def _message_filters(q: Query) -> list[Any]:
 
 
 def fts_query(words: tuple[str, ...]) -> str:
-    """Each word as a quoted FTS5 phrase with a prefix star: no operator can be injected."""
-    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+    """Each word as a quoted FTS5 phrase (no operator can be injected); ``word*`` asks
+    for a prefix. Prefixes are opt-in: a prefix of a common word merges many doclists
+    (1.1 s at 5M messages where the word itself takes 1 ms)."""
+    return " ".join(_phrase(w) for w in words)
+
+
+def _phrase(word: str) -> str:
+    star = "*" if word.endswith("*") and word.strip("*") else ""
+    return '"' + word.strip("*").replace('"', '""') + '"' + star
 
 
 def ts_query(words: tuple[str, ...]) -> str:
-    """The PostgreSQL ``to_tsquery`` form: each word's lexemes as prefixes, all required."""
-    lexemes = ["".join(ch if ch.isalnum() else " " for ch in w).split() for w in words]
-    return " & ".join(f"{lx}:*" for group in lexemes for lx in group) or "''"
+    """The PostgreSQL ``to_tsquery`` form: each word's lexemes, all required (``:*`` for a
+    prefix asked for with ``word*``)."""
+    terms = []
+    for w in words:
+        star = ":*" if w.endswith("*") else ""
+        lexemes = "".join(ch if ch.isalnum() else " " for ch in w).split()
+        terms += [f"{lx}{star}" if i == len(lexemes) - 1 else lx for i, lx in enumerate(lexemes)]
+    return " & ".join(terms) or "''"
 
 
 def _snippet(content: str, words: tuple[str, ...], width: int = 140) -> str:
@@ -222,36 +246,55 @@ def _trace_hit(row: Any) -> Hit:
 
 
 class _Bounds:
-    """``cost``/``tokens`` bounds: judged for all candidate traces in one pass of the calls
-    (their recorded usage), message token totals only for traces without usage."""
+    """``cost``/``tokens`` bounds, judged once per trace (memoized) from its recorded calls,
+    as hits reach it: the newest traces are priced first and a query that fills its page
+    early prices only those (each trace's calls are one index range read)."""
 
     def __init__(self, r: Reader, q: Query, table: PriceTable | None) -> None:
         self.r, self.bounds = r, q.bounds
-        self.table = table
-        self.kept: set[str] | None = None
+        self.table = table or (load_table() if q.bounds else None)
+        self.memo: dict[str, bool] = {}
 
-    def restrict(self, trace_ids: list[str]) -> list[str]:
-        if not self.bounds:
-            return trace_ids
-        table = self.table or load_table()
+    def passing(self, trace_ids: list[str]) -> set[str]:
+        """Judge every one of ``trace_ids`` in one pass over all recorded calls."""
+        assert self.table is not None
+        wanted = set(trace_ids)
         costs: dict[str, CostSummary] = {}
         tokens: dict[str, int] = {}
-        wanted = set(trace_ids)
         for call in call_usages(self.r):
-            if call.trace_id not in wanted:
-                continue
-            summary = costs.setdefault(call.trace_id, CostSummary(table.table_date))
-            summary.add(call.model, price_call(call, table), call.agent_name, None)
-            counts = token_usage(call.usage)
-            if counts:
-                tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt
-                tokens[call.trace_id] += counts.completion
+            if call.trace_id in wanted:
+                self._add(costs, tokens, call)
         missing = [tid for tid in trace_ids if not tokens.get(tid)]
         tokens.update(_message_tokens(self.r, missing))
-        self.kept = {tid for tid in trace_ids if self._holds(costs.get(tid), tokens.get(tid, 0))}
-        return [tid for tid in trace_ids if tid in self.kept]
+        for tid in trace_ids:
+            self.memo[tid] = self._within(costs.get(tid), tokens.get(tid, 0))
+        return {tid for tid in trace_ids if self.memo[tid]}
 
-    def _holds(self, cost: CostSummary | None, tokens: int) -> bool:
+    def keeps(self, trace_id: str) -> bool:
+        if not self.bounds:
+            return True
+        if trace_id not in self.memo:
+            self.memo[trace_id] = self._holds(trace_id)
+        return self.memo[trace_id]
+
+    def _holds(self, trace_id: str) -> bool:
+        costs: dict[str, CostSummary] = {}
+        tokens: dict[str, int] = {}
+        for call in call_usages(self.r, trace_id):
+            self._add(costs, tokens, call)
+        if not tokens.get(trace_id):
+            tokens.update(_message_tokens(self.r, [trace_id]))
+        return self._within(costs.get(trace_id), tokens.get(trace_id, 0))
+
+    def _add(self, costs: dict[str, CostSummary], tokens: dict[str, int], call: Any) -> None:
+        assert self.table is not None
+        summary = costs.setdefault(call.trace_id, CostSummary(self.table.table_date))
+        summary.add(call.model, price_call(call, self.table), call.agent_name, None)
+        counts = token_usage(call.usage)
+        if counts:
+            tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt + counts.completion
+
+    def _within(self, cost: CostSummary | None, tokens: int) -> bool:
         usd = cost.usd if cost is not None and cost.priced_calls else None
         values = {"cost": usd, "tokens": float(tokens)}
         return all(b.holds(values[b.field]) for b in self.bounds)

@@ -2,8 +2,8 @@
 
 ``render chart tool:read_file role:tool kind:summary goal:1.2 model:gpt-4o source:codex
 after:2025-01-01 before:2025-02-01 has:compaction has:error cost>0.5 tokens>100000
-trace:ab12`` — words are searched in message text and tool calls (whole words, the last
-letters of a word may be left off: ``rend`` finds ``render``); ``field:value`` and
+trace:ab12`` — words are searched in message text and tool calls (whole words; ``rend*``
+finds words that begin with ``rend``); ``field:value`` and
 ``cost>N`` / ``tokens>N`` (also ``<``) filter. Quoted values keep their spaces.
 """
 

@@ -1,7 +1,34 @@
-"""The trace store (SPEC STORE-1..8). See docs/store.md."""
+"""The trace store (SPEC STORE-1..8). See docs/store.md.
 
-from core.store.reader import Reader
-from core.store.store import Store
-from core.store.writer import HEAD, Writer
+The names below load on first use (PEP 562), so a stdlib-only submodule such as
+``core.store.quick`` imports without SQLAlchemy (``ctxlens traces`` starts in a fraction
+of the time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.store.reader import Reader
+    from core.store.store import Store
+    from core.store.writer import HEAD, Writer
 
 __all__ = ["HEAD", "Reader", "Store", "Writer"]
+
+_HOMES = {
+    "HEAD": "core.store.writer",
+    "Reader": "core.store.reader",
+    "Store": "core.store.store",
+    "Writer": "core.store.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'core.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -294,7 +294,15 @@ class Reader:
         m = t.messages.c
         conds: list[Any] = [m.trace_id == trace_id]
         if text:
-            conds.append(m.content.contains(text, autoescape=True))
+            # plain text also finds a tool call by its name or arguments and a tool result by
+            # its tool, as the timeline shows them (``render_chart({...})``, ``render_chart →``)
+            conds.append(
+                or_(
+                    m.content.contains(text, autoescape=True),
+                    cast(m.tool_calls, Text).contains(text, autoescape=True),
+                    m.name.contains(text, autoescape=True),
+                )
+            )
         if role:
             conds.append(m.role == role)
         if kind:

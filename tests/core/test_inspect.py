@@ -135,10 +135,10 @@ def test_bands_sit_after_their_anchor_and_say_what_left(store: Store, sample: Tr
     goal = next(e for e in events if e.level == "goal")
     saved = goal.tokens_before - goal.tokens_after
     assert placed[0].text == (
-        f"L1 goal 1.1: {len(goal.removed)} messages left the context, −{saved:,} tokens"
+        f"finished goal 1.1: {len(goal.removed)} messages left the context, −{saved:,} tokens"
     )
     summ = next(e for e in events if e.level == "summary")
-    assert placed[1].text.startswith(f"summary: {summ.messages_before} → {summ.messages_after}")
+    assert placed[1].text.startswith(f"summarized: {summ.messages_before} → {summ.messages_after}")
 
 
 def test_rewind_before_a_boundary_detaches_it(store: Store, sample: Trace) -> None:

@@ -59,7 +59,8 @@ def test_words_find_messages_in_every_trace_newest_first(
     hits = search(store, parse("translate")).hits
     assert [(h.trace_id, h.sequence) for h in hits] == [(three["b"], 0), (three["a"], 1)]
     assert hits[0].role == "user" and "translate" in hits[0].snippet
-    assert _found(store, "transl") == _found(store, "translate")  # word prefixes
+    assert _found(store, "transl*") == _found(store, "translate")  # a prefix, asked for
+    assert _found(store, "transl") == set()  # whole words otherwise
     assert _found(store, "translate report") == _found(store, "translate")
     assert _found(store, "translate nothinglikethis") == set()
 

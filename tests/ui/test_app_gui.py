@@ -113,3 +113,38 @@ def test_screenshot_command_writes_the_png(tmp_path: Path) -> None:
     # each region of the window has content: left panes, timeline, right panes, bottom
     for x0, y0, x1, y1 in [(0, 60, 300, 900), (320, 80, 1050, 700), (1090, 60, 1600, 950)]:
         assert _colors(image.copy(x0, y0, x1 - x0, y1 - y0)) > 12, (x0, y0)
+
+
+@pytest.mark.slow
+def test_first_start_shows_the_window_before_the_demo_store_exists(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """A missing default store: the window is up at once, the busy line counts the model
+    calls being recorded, and the panes fill in with the demo trace when it is ready."""
+    db = tmp_path / "data" / "ctxlens.db"
+    _app, window = make_window(
+        GuiOptions(db=str(db), settings=str(tmp_path / "s.ini"), build_store=True)
+    )
+    qtbot.addWidget(window)
+    window.show()
+    assert window.isVisible() and window.session.store is None and not window.is_settled()
+    qtbot.waitUntil(lambda: "model calls" in window.busy_label.text(), timeout=60_000)
+    assert "recording the demo run" in window.busy_label.text()
+    qtbot.waitUntil(window.is_settled, timeout=120_000)
+    assert db.exists() and not list(db.parent.glob("*.creating*"))
+    assert window.timeline.source is not None and window.session.trace_id is not None
+    assert "demo store is ready" in window.statusBar().currentMessage()
+
+
+@pytest.mark.slow
+def test_closing_the_window_mid_first_start_stops_the_demo_run(qtbot: Any, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "ctxlens.db"
+    _app, window = make_window(
+        GuiOptions(db=str(db), settings=str(tmp_path / "s.ini"), build_store=True)
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "model calls" in window.busy_label.text(), timeout=60_000)
+    window.close()  # runner.shutdown(): cancels, waits for the worker
+    assert window.runner.pool.activeThreadCount() == 0, "the demo run stopped"
+    assert not db.exists(), "no half-built store under the real name"

@@ -42,7 +42,7 @@ def test_selecting_a_band_row_reports_the_boundary(window: MainWindow, qtbot: An
     with qtbot.waitSignal(window.timeline.band_selected) as sig:
         window.timeline.select_view_row(band_row)
     band = sig.args[0]
-    assert isinstance(band, Band) and band.text.startswith("L1 goal 1.1")
+    assert isinstance(band, Band) and band.text.startswith("finished goal 1.1")
     assert band.text in window.statusBar().currentMessage()
 
 

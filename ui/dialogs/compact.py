@@ -54,6 +54,7 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskRunner
+from ui.theme import set_accent
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -159,7 +160,7 @@ class CompactDialog(QDialog):
         self.error = QLabel("")
         self.error.setObjectName("compactError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("QLabel#compactError { color: #c0392b; }")
+        set_accent(self.error, "error")
         self.error.setVisible(False)
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)
@@ -354,7 +355,7 @@ def _retention_html(cp: CompactPreview) -> str:
     if any(r.field == "skills" for r in lost):
         out += (
             "<br>Lost skills come back before the next model call when the run asked for "
-            "them (skill re-injection, INJ-3)."
+            "them (skill re-injection)."
         )
     return out
 

@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from core.inspect.compaction import DiffCell, DiffRow
+from ui.plain import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("#", "Before", "Tok", "", "#", "After", "Tok")
@@ -71,7 +72,7 @@ class DiffModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return _text(cell, kind)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{cell.role} · {cell.kind} · {cell.tokens:,} tokens\n{cell.text}"
+            return plain_tip(f"{cell.role} · {cell.kind} · {cell.tokens:,} tokens\n{cell.text}")
         if role == Qt.ItemDataRole.FontRole:
             return self._font(row, left)
         if role == Qt.ItemDataRole.ForegroundRole and left and row.status == "removed":

@@ -17,8 +17,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.importers.detect import FORMATS
 from core.inspect.imports import ImportReport, ImportRow, import_for_window
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
@@ -51,6 +54,8 @@ def _size(n: int) -> str:
 
 class ImportDialog(QDialog):
     cancel_requested = Signal()
+    retry_requested = Signal(list, str)
+    """Import these paths again as this format (the user chose it for unknown files)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,6 +85,22 @@ class ImportDialog(QDialog):
         self.errors.setReadOnly(True)
         self.errors.setVisible(False)
         self.errors.setMaximumHeight(110)
+        self.format_box = QComboBox()
+        self.format_box.setObjectName("importFormat")
+        for name in FORMATS:
+            self.format_box.addItem(name, name)
+        self.retry_button = QPushButton("Import them as this format")
+        self.retry_button.setObjectName("importRetry")
+        self.retry_button.clicked.connect(self._retry)
+        self.retry_row = QWidget()
+        retry = QHBoxLayout(self.retry_row)
+        retry.setContentsMargins(0, 0, 0, 0)
+        retry.addWidget(QLabel("Files of an unknown format:"))
+        retry.addWidget(self.format_box)
+        retry.addWidget(self.retry_button)
+        retry.addStretch(1)
+        self.retry_row.setVisible(False)
+        self.unknown: list[str] = []
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.buttons.rejected.connect(self.close)
         self.buttons.setVisible(False)
@@ -90,6 +111,7 @@ class ImportDialog(QDialog):
         layout.addWidget(self.cancel_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.errors)
+        layout.addWidget(self.retry_row)
         layout.addWidget(self.buttons)
         self.resize(720, 200)
 
@@ -122,11 +144,25 @@ class ImportDialog(QDialog):
         self.table.setVisible(True)
         failed = report.errors
         self.errors.setPlainText(
-            "\n".join(f"{Path(r.path).name or '?'}: {r.detail}" for r in failed)
+            "\n".join(f"{Path(r.path).name or '?'}: {_for_window(r.detail)}" for r in failed)
         )
         self.errors.setVisible(bool(failed))
+        self.unknown = [r.path for r in failed if r.path and UNKNOWN_FORMAT in r.detail]
+        self.retry_row.setVisible(bool(self.unknown))
         self.buttons.setVisible(True)
         self.resize(max(self.width(), 900), 360 + (110 if failed else 0))
+
+    def _retry(self) -> None:
+        self.retry_requested.emit(list(self.unknown), self.format_box.currentData())
+
+
+#: What the importer says about a file it cannot place (core/importers/api.py).
+UNKNOWN_FORMAT = "not a trace file of a known format"
+
+
+def _for_window(detail: str) -> str:
+    """The CLI's advice, in the window's words (the format box is below the list)."""
+    return detail.replace("use --format to force one", "choose its format below")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +194,8 @@ class Importer(QObject):
     def running(self) -> bool:
         return self.job is not None and self.runner.running(self.job)
 
-    def start(self, paths: Sequence[str | Path]) -> bool:
+    def start(self, paths: Sequence[str | Path], fmt: str = "auto") -> bool:
+        """Import ``paths`` (``fmt``: a format name forces it, as ``--format`` does)."""
         store = self.session.store
         if store is None or self.running or not paths:
             return False
@@ -169,6 +206,7 @@ class Importer(QObject):
         self.dialog = ImportDialog(self.window)
         self.dialog.start(targets)
         self.dialog.cancel_requested.connect(self.cancel)
+        self.dialog.retry_requested.connect(self.start)
         self.dialog.show()
         hook = self.on_worker_progress
 
@@ -185,6 +223,7 @@ class Importer(QObject):
                 cancel=control.cancel,
                 imported=control.report,
                 count_progress=lambda done, total: control.report(CountProgress(done, total)),
+                fmt=fmt,
             )
 
         self.job = self.runner.submit(

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import CtxlensError
 from core.inspect.store_url import has_password, strip_password, with_password
+from ui.theme import set_accent
 
 PLACEHOLDER = "postgresql+psycopg://user@host:5432/ctxlens"
 NOTE = (
@@ -47,7 +48,7 @@ class StoreUrlDialog(QDialog):
         self.password.setPlaceholderText("leave empty for trust or peer authentication")
         self.error = QLabel("")
         self.error.setObjectName("storeUrlError")
-        self.error.setStyleSheet("QLabel#storeUrlError { color: #c0392b; }")
+        set_accent(self.error, "error")
         self.error.setVisible(False)
         note = QLabel(NOTE)
         note.setWordWrap(True)

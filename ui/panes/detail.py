@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
+    QFrame,
     QLabel,
     QPlainTextEdit,
+    QScrollArea,
     QSizePolicy,
     QTabWidget,
     QVBoxLayout,
@@ -22,6 +24,7 @@ from ui.theme import is_dark
 
 MAX_BODY = 200_000
 FACT_PAIRS = 2
+WIDE_FACTS = frozenset({"usage"})
 """Facts per line: two fit the default dock width without clipping an id or a kind."""
 
 
@@ -33,6 +36,19 @@ def _code_view() -> QPlainTextEdit:
     view.setFont(font)
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
     return view
+
+
+def _scrolling(label: QLabel) -> QScrollArea:
+    """``label`` in a frameless scroll area: as tall as its text when there is room, and
+    a long fact (usage) never raises the dock's minimum height (the window would grow)."""
+    area = QScrollArea()
+    area.setWidget(label)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setMinimumHeight(48)
+    area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+    return area
 
 
 class MessageDetailPane(QWidget):
@@ -63,7 +79,7 @@ class MessageDetailPane(QWidget):
         self.tabs.addTab(self.raw, "Raw record")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.facts)
+        layout.addWidget(_scrolling(self.facts))
         layout.addWidget(self.links)
         layout.addWidget(self.tabs, 1)
         session.changed.connect(self.clear)
@@ -84,13 +100,21 @@ class MessageDetailPane(QWidget):
         self._render(self.detail)
 
     def _render(self, d: MessageDetail) -> None:
+        dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        short = [(k, v) for k, v in d.facts if k not in WIDE_FACTS]
         cells = "".join(
-            f"<td style='padding-right:6px;color:gray'>{html.escape(k)}</td>"
+            f"<td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
             f"<td style='padding-right:14px'>{html.escape(v)}</td>"
             + ("</tr><tr>" if i % FACT_PAIRS == FACT_PAIRS - 1 else "")
-            for i, (k, v) in enumerate(d.facts)
+            for i, (k, v) in enumerate(short)
         )
-        self.facts.setText(f"<table><tr>{cells}</tr></table>")
+        wide = "".join(  # a long fact gets a row of its own, wrapping, never clipped
+            f"<tr><td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
+            f"<td colspan='{2 * FACT_PAIRS - 1}'>{html.escape(v)}</td></tr>"
+            for k, v in d.facts
+            if k in WIDE_FACTS
+        )
+        self.facts.setText(f"<table><tr>{cells}</tr>{wide}</table>")
         links = " · ".join(
             f"<a href='seq:{ln.sequence}'>{html.escape(ln.label)}</a>" for ln in d.links
         )

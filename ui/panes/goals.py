@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from core.inspect.goals import GoalNode, goal_outline, subtree_messages
 from ui.icons import status_icon
+from ui.plain import plain_label, plain_tip
 from ui.session import Session
 from ui.tasks import TaskRunner
 
@@ -130,7 +131,9 @@ class GoalTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             total = subtree_messages(self.nodes, n.id)
             more = f"\n{total:,} messages with its sub-goals" if total != n.messages else ""
-            return n.detail() + more + "\nClick to show only its messages in the timeline."
+            return plain_tip(
+                n.detail() + more + "\nClick to show only its messages in the timeline."
+            )
         if role == Qt.ItemDataRole.FontRole and n.focus:
             font = QFont()
             font.setBold(True)
@@ -241,7 +244,7 @@ class GoalPane(QWidget):
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.detail = QLabel("")
+        self.detail = plain_label(QLabel(""))
         self.detail.setObjectName("goalDetail")
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -8,6 +8,8 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from ui.plain import plain_tip
+
 T = TypeVar("T")
 RecordRole = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
@@ -58,7 +60,7 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
             value = col.get(rec)
             return "" if value is None else str(value)
         if role == Qt.ItemDataRole.ToolTipRole and col.tooltip is not None:
-            return col.tooltip(rec)
+            return plain_tip(col.tooltip(rec))
         if role == Qt.ItemDataRole.ForegroundRole and col.color is not None:
             color = col.color(rec)
             return QColor(color) if color else None

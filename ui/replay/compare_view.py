@@ -45,6 +45,7 @@ from core.inspect.context_report import ReportRow
 from core.replay.compare import CallPair, Comparison, ContextDiffRows, compare, context_diff
 from core.replay.report import COLORS
 from core.store import Store
+from ui.close_keys import add_close_keys
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.replay.chart import TokenChart
@@ -133,6 +134,7 @@ class ComparisonWindow(QWidget):
         self.diff: ContextDiffRows | None = None
         self.file_dialog: QFileDialog | None = None
         self._build()
+        add_close_keys(self)
         self.resize(1400, 900)
 
     # -- layout ---------------------------------------------------------------------------
@@ -380,7 +382,21 @@ def _heading(cmp: Comparison) -> str:
                 f"{name} replays {escape(str(r.get('trace')))} from call "
                 f"{escape(str(r.get('from_call')))} with {escape(what)}"
             )
+    warning = length_warning(len(a.input_tokens), len(b.input_tokens))
+    if warning:
+        lines.append(f"<b>⚠ {escape(warning)}</b>")
     return "<br>".join(lines)
+
+
+def length_warning(calls_a: int, calls_b: int) -> str | None:
+    """Runs of different lengths: totals and percentages compare unequal amounts of work."""
+    if calls_a == calls_b:
+        return None
+    return (
+        f"The runs differ in length (A {calls_a:,} main-agent calls, B {calls_b:,}): totals "
+        "and their percentages compare different amounts of work; per call, compare the "
+        "rows both runs have."
+    )
 
 
 def _retention_text(cmp: Comparison) -> str:

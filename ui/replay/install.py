@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from core.inspect.rerun import RerunOutcome
     from ui.main_window import MainWindow
     from ui.replay.compare_view import ComparisonWindow
+    from ui.replay.fork_dialog import ForkDialog
     from ui.replay.rerun_dialog import RerunDialog
 
 RERUN_TIP = (
@@ -25,6 +26,10 @@ RERUN_TIP = (
     "(window, compaction, injection…), then compare"
 )
 LIVE_TIP = "Leave playback: every pane shows the current state"
+FORK_TIP = (
+    "Edit the selected message (a user message, a tool result, a reply) and continue the "
+    "run into a new trace, then compare the two"
+)
 COMPARE_TIP = "Compare two traces call by call (select two in the trace browser)"
 
 
@@ -39,8 +44,13 @@ class ReplayUi(QObject):
         window.installEventFilter(self.playback)
         self.rerun_dialog: RerunDialog | None = None
         self.compare_window: ComparisonWindow | None = None
+        self.fork_dialog: ForkDialog | None = None
         self._actions()
         window.traces.compare_requested.connect(self.open_compare)
+        # one notion of "step": a call chosen in the Context pane is a playback position
+        window.context.calls.activated.connect(lambda _i: self.follow_context_call())
+        for name in ("ctx.next", "ctx.prev", "ctx.current"):
+            window.registry[name].triggered.connect(lambda _c=False: self.follow_context_call())
         self.playback.mode_changed.connect(self._mode_changed)
 
     def _actions(self) -> None:
@@ -56,6 +66,25 @@ class ReplayUi(QObject):
         a("run.rerun", "Re-run &with…", self.show_rerun, "Ctrl+Shift+E", RERUN_TIP, "Run")
         a("run.compare", "Compare &traces…", self.compare_selected, "Ctrl+Shift+M",
           COMPARE_TIP, "Run")  # fmt: skip
+        a("run.fork", "&Edit message and continue…", self.show_fork, "Ctrl+Shift+D", FORK_TIP,
+          "Run")  # fmt: skip
+
+    def follow_context_call(self) -> None:
+        """Play back to the call the Context pane shows (its "next call" entry: live), so
+        the timeline's in/out-of-context marks and every other pane agree with it."""
+        chosen = self.window.context.calls.currentData()
+        pb = self.playback
+        if chosen is None:
+            if pb.active:
+                pb.go_live()
+            return
+        frames = pb.frames
+        if not isinstance(chosen, int) or frames is None:
+            return
+        calls = frames.playback.calls
+        position = next((c.position for c in calls if c.call_index == chosen), None)
+        if position is not None and (pb.frame is None or pb.frame.call_index != chosen):
+            pb.seek_call(position)
 
     def _mode_changed(self, playback: bool) -> None:
         self.window.registry["nav.playback_live"].setEnabled(playback)
@@ -87,6 +116,27 @@ class ReplayUi(QObject):
         w.statusBar().showMessage(outcome.headline(), 15_000)
         if outcome.result is not None:
             self.open_compare(outcome.source, outcome.result.trace_id)
+
+    # -- fork with an edit --------------------------------------------------------------------
+    def show_fork(self) -> ForkDialog | None:
+        """Edit the message selected in the timeline and continue into a new trace."""
+        w = self.window
+        store, trace_id = w.session.store, w.session.trace_id
+        seq = w.timeline.selected_sequence()
+        if store is None or trace_id is None or seq is None:
+            w.statusBar().showMessage("Select a message in the timeline first.", 5000)
+            return None
+        from ui.replay.fork_dialog import ForkDialog  # loaded on first use (cold start)
+
+        with store.read() as r:
+            message = r.message(trace_id, seq)
+        if self.fork_dialog is not None:
+            self.fork_dialog.deleteLater()
+        dialog = ForkDialog(store, w.runner, trace_id, message, w)
+        dialog.finished_run.connect(self._replayed)
+        self.fork_dialog = dialog
+        dialog.open()
+        return dialog
 
     # -- compare ----------------------------------------------------------------------------
     def compare_selected(self) -> None:

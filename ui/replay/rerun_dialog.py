@@ -44,7 +44,9 @@ from core.inspect.rerun import (
 from core.records import Trace
 from core.replay.rerun import ReplayOptions
 from core.store import Store
+from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
+from ui.theme import set_accent
 
 Editor = QSpinBox | QDoubleSpinBox | QComboBox
 
@@ -68,6 +70,7 @@ class RerunDialog(QDialog):
         self.outcome: RerunOutcome | None = None
         self.editors: dict[str, Editor] = {}
         self._build(start)
+        add_close_keys(self, self.reject, escape=False)
         self._changed()
         self.resize(640, 0)
 
@@ -118,7 +121,7 @@ class RerunDialog(QDialog):
         self.error = QLabel("")
         self.error.setObjectName("rerunError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("QLabel#rerunError { color: #c0392b; }")
+        set_accent(self.error, "error")
         self.error.setVisible(False)
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Re-run", QDialogButtonBox.ButtonRole.AcceptRole)

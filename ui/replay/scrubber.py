@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspect.playback import PlaybackFrame
+from ui.theme import set_accent
 
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 """Calls per second."""
@@ -33,8 +34,8 @@ PLAY_TIP = "Play the calls at the chosen speed (Ctrl+Shift+Space)"
 PLAYBACK_STYLE = (
     "QWidget#scrubber[playback='true'] { background: rgba(217, 165, 32, 0.16); }"
     "QLabel#playbackMode { color: white; font-weight: bold; padding: 1px 6px; "
-    "border-radius: 3px; background: #2e9d62; }"
-    "QLabel#playbackMode[playback='true'] { background: #b8860b; }"
+    "border-radius: 3px; background: #23794b; }"
+    "QLabel#playbackMode[playback='true'] { background: #8a6408; }"
 )
 
 
@@ -89,7 +90,7 @@ class ScrubberBar(QWidget):
         self.notes = QLabel("")
         self.notes.setObjectName("playbackNotes")
         self.notes.setWordWrap(True)
-        self.notes.setStyleSheet("QLabel#playbackNotes { color: #a05a00; }")
+        set_accent(self.notes, "warning")
         self.notes.setVisible(False)
 
         controls = QHBoxLayout()

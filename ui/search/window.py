@@ -29,7 +29,8 @@ from ui.search.model import HitsModel
 from ui.tasks import TaskRunner
 
 HELP = (
-    "Words search message text and tool calls in every trace. Filters: tool:NAME role:tool "
+    "Words search message text and tool calls in every trace (whole words; rend* for a "
+    "prefix). Filters: tool:NAME role:tool "
     "kind:summary goal:1.2 model:gpt-4o source:codex after:2025-01-01 before:2025-02-01 "
     "has:compaction has:error cost>0.5 tokens>100000 trace:ID"
 )

@@ -22,6 +22,7 @@ from core.inspect.membership import ContextMembership
 from core.inspect.timeline import TimelineRow, row_of
 from core.store import Store
 from core.store.paths import Segment
+from ui.plain import plain_tip
 
 RowRole = Qt.ItemDataRole.UserRole + 1
 """The row's record: a ``TimelineRow`` or a ``Band``."""
@@ -287,7 +288,9 @@ class TimelineModel(QAbstractListModel):
         else:
             state = "not in context"
         goal = f", goal {row.goal_id}" if row.goal_id else ""
-        return f"#{row.sequence} {row.role} ({row.kind}{goal}), {row.tokens:,} tokens — {state}"
+        return plain_tip(
+            f"#{row.sequence} {row.role} ({row.kind}{goal}), {row.tokens:,} tokens — {state}"
+        )
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,13 +27,14 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspect.bands import Band, bands
-from core.inspect.branches import Branch, branches, fork_badges
+from core.inspect.branches import Branch, branch_label, branches, fork_badges
 from core.inspect.membership import ContextMembership, context_membership
 from core.inspect.query import SearchResult, parse_query, run_search
 from core.inspect.timeline import TimelineRow
 from core.records import MESSAGE_KINDS
 from core.store import Store
 from core.store.paths import Segment
+from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
@@ -108,11 +109,15 @@ class TimelineWidget(QWidget):
         self.next_button.setToolTip("Next match (F3)")
         self.prev_button.clicked.connect(lambda: self.step_match(-1))
         self.next_button.clicked.connect(lambda: self.step_match(1))
-        self.match_label = QLabel("")
-        self.match_label.setMinimumWidth(90)
+        self.match_label = ElidedLabel("", minimum=60)
         for button in (self.prev_button, self.next_button):
-            button.setFixedWidth(30)
-        self.search_box.setMinimumWidth(200)
+            button.setFixedWidth(26)
+        for combo in (self.role_filter, self.kind_filter):  # narrow; the list opens wide
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(5)
+        self.search_box.setMinimumWidth(110)  # the row fits the timeline at 1280×720
         bar = QHBoxLayout()
         for w in (self.search_box, self.role_filter, self.kind_filter, self.only_matches,
                   self.prev_button, self.next_button, self.match_label):  # fmt: skip
@@ -134,7 +139,7 @@ class TimelineWidget(QWidget):
 
         # A table, not a list: QListView lays out every row on a reset (a million index()
         # calls), while a table's fixed-size header is O(1) however many rows there are.
-        self.view = QTableView()
+        self.view = TimelineTable()
         self.view.setObjectName("timelineView")
         self.view.setModel(self.model)
         self.view.setItemDelegate(TimelineDelegate(self.view))
@@ -167,7 +172,7 @@ class TimelineWidget(QWidget):
         scroll.rangeChanged.connect(self._range_changed)
         scroll.valueChanged.connect(self._scrolled)
 
-        self.status = QLabel("No trace")
+        self.status = ElidedLabel("No trace")
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.setMaximumWidth(160)
@@ -308,6 +313,8 @@ class TimelineWidget(QWidget):
         store = self.session.store
         if store is None or src.trace_id != self.session.trace_id:
             return
+        if self.source is not None and self.source.trace_id != src.trace_id:
+            self._reset_search()  # a query, its filter and count belong to one trace
         self.source = src
         self.result = None
         self.model.set_source(
@@ -344,7 +351,8 @@ class TimelineWidget(QWidget):
             live = "current context starts after row " + str(self.model.membership.start_row - 1)
             text += " · " + (live if self.model.membership.boundary else "whole path in context")
         if src.detached:
-            text += f" · {len(src.detached)} detached boundaries (rewound before them)"
+            n = len(src.detached)
+            text += f" · {n} later compaction{'s' if n != 1 else ''} not on this path (rewound)"
         self.status.setText(text)
 
     # -- branches -------------------------------------------------------------------------
@@ -353,7 +361,7 @@ class TimelineWidget(QWidget):
         self.branch_box.addItem("Main path", None)
         for b in src.branches:
             label = (
-                f"{b.kind} branch from #{b.fork_sequence}: "
+                f"{branch_label(b.kind)} branch from #{b.fork_sequence}: "
                 f"{b.length} messages (tip #{b.tip_sequence})"
             )
             self.branch_box.addItem(label, b.tip_sequence)
@@ -362,8 +370,9 @@ class TimelineWidget(QWidget):
             self.branch_box.setCurrentIndex(max(0, i))
             kind = next((b.kind for b in src.branches if b.tip_sequence == src.head), "other")
             self.banner.setText(
-                f"Viewing the {kind} branch ending at #{src.head} (read-only; the main path is "
-                "unchanged). <a href='main' style='color: white'>Back to main path</a>"
+                f"Viewing the {branch_label(kind)} branch ending at #{src.head} (read-only; "
+                "the main path is unchanged). "
+                "<a href='main' style='color: white'>Back to main path</a>"
             )
         self.banner.setVisible(src.head is not None)
 
@@ -485,6 +494,17 @@ class TimelineWidget(QWidget):
         self.model.set_filter(None)
         self.match_label.setText("")
 
+    def _reset_search(self) -> None:
+        """Empty the search box, role and kind filters and "Only matches" (no re-search)."""
+        widgets = (self.search_box, self.role_filter, self.kind_filter, self.only_matches)
+        blockers = [QSignalBlocker(w) for w in widgets]
+        self.search_box.clear()
+        self.role_filter.setCurrentIndex(0)
+        self.kind_filter.setCurrentIndex(0)
+        self.only_matches.setChecked(False)
+        del blockers
+        self._clear_search()
+
     def _apply_filter(self) -> None:
         keep = self.selected_sequence()
         if self.only_matches.isChecked() and self.result is not None:
@@ -511,6 +531,22 @@ class TimelineWidget(QWidget):
     def _busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
+
+
+class TimelineTable(QTableView):
+    """Home and End go to the first and last row (a table's default moves between
+    columns, and the timeline has one); Page Up/Page Down keep the table's paging."""
+
+    def moveCursor(
+        self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        model = self.model()
+        rows = model.rowCount() if model is not None else 0
+        if rows and action == QAbstractItemView.CursorAction.MoveHome:
+            return model.index(0, 0)
+        if rows and action == QAbstractItemView.CursorAction.MoveEnd:
+            return model.index(rows - 1, 0)
+        return super().moveCursor(action, modifiers)
 
 
 def _combo(any_label: str, values: tuple[str, ...]) -> QComboBox:

@@ -1,0 +1,76 @@
+"""``ctxlens fork``: edit one message of a trace and continue into a new trace
+(``core/replay/fork.py``). JSON: the re-run summary (``ctxlens replay --json``'s keys) plus
+``forked_at``, ``edited`` {sequence, role, tokens_before, tokens_after} and, with
+``--compare``, ``comparison``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.cli import CliContext
+from core.errors import CtxlensError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("fork", help="edit a message and continue into a new trace")
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("--at", type=int, required=True, metavar="SEQ", help="the message to edit")
+    p.add_argument(
+        "--content-file", required=True, metavar="FILE", help="the message's new content"
+    )
+    p.add_argument(
+        "--model",
+        choices=("auto", "scripted", "stop"),
+        default="auto",
+        help="after the edit changes the context: the demo's scripted model (scripted), "
+        "or stop (auto: scripted for demo traces, stop otherwise)",
+    )
+    p.add_argument("--compare", action="store_true", help="add a comparison with the source")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def _content(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CtxlensError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CtxlensError(f"{path}: cannot read the new content ({exc})") from None
+
+
+def run(ctx: CliContext) -> int:
+    from core.replay.fork import fork
+
+    a = ctx.args
+    content = _content(a.content_file)
+    store = ctx.store()
+    mode = {"auto": "auto", "scripted": "live", "stop": "stop"}[a.model]
+    with store.read() as r:
+        before = r.message(r.find_trace(a.trace).id, a.at) if a.at >= 0 else None
+    result = fork(store, a.trace, a.at, content, mode)  # type: ignore[arg-type]
+    with store.read() as r:
+        after = r.message(result.trace_id, a.at)
+    out = result.to_json()
+    out["forked_at"] = a.at
+    out["edited"] = {
+        "sequence": a.at,
+        "role": after.role,
+        "tokens_before": before.token_count if before else None,
+        "tokens_after": after.token_count,
+    }
+    if a.compare:
+        from core.replay.compare import compare
+
+        out["comparison"] = compare(store, result.source, result.trace_id).summary
+    if a.json:
+        ctx.emit_json(out)
+        return 0
+    div = out["divergence"]
+    where = f"diverged at call {div['call_index']} ({div['reason']})" if div else "no divergence"
+    ctx.out.write(
+        f"trace {out['trace_id']}: fork of {out['source_trace']} at #{a.at} "
+        f"(call {out['from_call']}), {out['calls']} model calls, {where}\n"
+    )
+    return 0

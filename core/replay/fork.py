@@ -1,0 +1,81 @@
+"""Fork with an edit: change one message of a trace and continue into a new trace.
+
+The new trace copies the source up to the first main-agent call that saw the message,
+with the message's content replaced (``copy_prefix(edits=…)``, marked ``metadata.edited``),
+and runs on from there through the ordinary re-run (``core/replay/rerun.py``): the
+recorded responses answer while the request matches the recording, and once the edit
+changes what the model receives, the scripted model of a demo trace answers (on_diverge
+``live``) or the run stops (``stop``, a trace without an offline model). The source is
+untouched; ``metadata.replay_of.edited_sequence`` names the edited message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from core.errors import InvalidInputError
+from core.replay.calls import CallRef, live_calls, trace_calls
+from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
+from core.run.events import EventBus
+from core.store import Store
+
+
+def fork_call(calls: list[CallRef], live: list[CallRef], sequence: int) -> int:
+    """Position of the first main-agent call of the current run that received message
+    ``sequence`` (the fork continues from there)."""
+    for c in live:
+        if c.agent_name == "main" and c.head is not None and c.head >= sequence:
+            return c.position
+    raise InvalidInputError(
+        f"--at {sequence}: no model call of the current run came after that message, so "
+        "there is nothing to continue; edit an earlier message"
+    )
+
+
+def fork_options(
+    store: Store,
+    trace_id: str,
+    sequence: int,
+    content: str,
+    on_diverge: Literal["stop", "live", "auto"] = "auto",
+    title: str | None = None,
+) -> tuple[str, ReplayOptions]:
+    """(source trace id, the re-run options of the fork), checking the message exists on
+    the trace's main path."""
+    with store.read() as r:
+        source = r.find_trace(trace_id)
+        rows = r.path_rows(source.id, [sequence], r.segments(source.id))
+        if sequence not in rows:
+            raise InvalidInputError(
+                f"--at {sequence}: trace {source.id} has no message {sequence} on its main path"
+            )
+        message = r.message(source.id, sequence)
+        calls = trace_calls(r, source.id)
+        live = live_calls(r, source.id, calls)
+    at = fork_call(calls, live, sequence)
+    name = title or f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
+    opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content))
+    return source.id, opts
+
+
+async def fork_async(
+    store: Store,
+    trace_id: str,
+    sequence: int,
+    content: str,
+    on_diverge: Literal["stop", "live", "auto"] = "auto",
+    events: EventBus | None = None,
+) -> ReplayResult:
+    source, opts = fork_options(store, trace_id, sequence, content, on_diverge)
+    return await replay_async(store, source, opts, events)
+
+
+def fork(
+    store: Store,
+    trace_id: str,
+    sequence: int,
+    content: str,
+    on_diverge: Literal["stop", "live", "auto"] = "auto",
+) -> ReplayResult:
+    return asyncio.run(fork_async(store, trace_id, sequence, content, on_diverge))

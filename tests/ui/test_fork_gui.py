@@ -1,0 +1,86 @@
+"""Run → Edit message and continue…: edit the selected message in the window, continue
+into a new trace, and the comparison view opens on the two."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.inspect.rerun import RerunOutcome
+from core.store import Store
+from tests.helpers.shared_demo import demo_copy
+from tests.ui.conftest import settle
+from tests.ui.test_replay_gui import open_window
+from ui.settings import AppSettings
+
+EDITED = "The user changed their mind: report only the top 3 entities."
+
+
+@pytest.mark.slow
+def test_edit_a_message_and_continue_opens_the_comparison(
+    qtbot: Any, settings: AppSettings, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    db, source = demo_copy(tmp_path_factory, tmp_path / "store")
+    win = open_window(qtbot, settings, db, source)
+    with Store.open(db) as s, s.read() as r:
+        user = next(m for m in r.iter_main_path(source) if m.role == "user")
+    assert win.timeline.select_sequence(user.sequence)
+    win.registry["run.fork"].trigger()
+    dialog = win.replay.fork_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    assert dialog.editor.toPlainText() == user.content
+    assert dialog.run() is None and "unchanged" in dialog.error.text()
+    dialog.editor.setPlainText(EDITED)
+    with qtbot.waitSignal(dialog.finished_run, timeout=180_000) as sig:
+        dialog.run_button.click()
+    outcome: RerunOutcome = sig.args[0]
+    assert outcome.result is not None
+    new = outcome.result.trace_id
+    assert outcome.result.diverged is not None and outcome.result.live_replies > 0
+    with Store.open(db) as s, s.read() as r:
+        assert r.message(new, user.sequence).content == EDITED
+        assert r.message(source, user.sequence).content == user.content
+    view = win.replay.compare_window
+    assert view is not None and view.isVisible()
+    qtbot.waitUntil(lambda: view.comparison is not None, timeout=60_000)
+    assert (view.comparison.a.trace_id, view.comparison.b.trace_id) == (source, new)  # type: ignore[union-attr]
+    assert new in [t.id for t in win.traces.model.records]
+    view.close()
+    dialog.close()
+    settle(qtbot, win)
+
+
+@pytest.mark.slow
+def test_comparing_runs_of_different_lengths_warns(
+    qtbot: Any, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    from core.replay.fork import fork
+    from ui.replay.compare_view import ComparisonWindow
+    from ui.tasks import TaskRunner
+
+    db, source = demo_copy(tmp_path_factory, tmp_path / "store")
+    store = Store.open(db)
+    runner = TaskRunner()
+    try:
+        with store.read() as r:
+            user = next(m for m in r.iter_main_path(source) if m.role == "user")
+        short = fork(store, source, user.sequence, EDITED, "stop")
+        assert short.stopped == "diverged"
+        view = ComparisonWindow(store, runner, source, short.trace_id)
+        qtbot.addWidget(view)
+        view.show()
+        view.load()
+        qtbot.waitUntil(lambda: view.comparison is not None, timeout=60_000)
+        assert "differ in length" in view.heading.text()
+        same = ComparisonWindow(store, runner, source, source)
+        qtbot.addWidget(same)
+        same.load()
+        qtbot.waitUntil(lambda: same.comparison is not None, timeout=60_000)
+        assert "differ in length" not in same.heading.text()
+    finally:
+        qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
+        runner.shutdown()
+        store.close()

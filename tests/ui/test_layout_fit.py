@@ -1,0 +1,50 @@
+"""The window fits 1280×720 and never resizes itself as content changes (issue 17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSize
+
+from tests.ui.conftest import settle
+from ui.elided import ElidedLabel
+from ui.main_window import MainWindow
+from ui.settings import AppSettings
+
+
+def test_window_fits_1280x720_and_keeps_its_size(
+    qtbot: Any, settings: AppSettings, sample_path: Path
+) -> None:
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.resize(1280, 720)
+    win.show()
+    assert win.open_store(sample_path)
+    settle(qtbot, win)
+    assert win.size() == QSize(1280, 720)
+    hint = win.minimumSizeHint()
+    assert hint.width() <= 1280 and hint.height() <= 720, hint
+    tl = win.timeline
+    for row in range(0, tl.model.rowCount(), max(1, tl.model.rowCount() // 8)):
+        tl.select_view_row(row)
+        settle(qtbot, win)
+        assert win.size() == QSize(1280, 720), f"resized after selecting row {row}"
+    tl.status.setText("a status line far longer than the timeline is wide " * 6)
+    win.statusBar().showMessage("a status message far longer than the window " * 8)
+    settle(qtbot, win)
+    assert win.size() == QSize(1280, 720)
+    for w in (tl.search_box, tl.only_matches, tl.next_button):
+        assert w.isVisible() and w.geometry().right() <= tl.width(), w
+
+
+def test_elided_label_keeps_the_full_text_as_tooltip(qtbot: Any) -> None:
+    label = ElidedLabel("short")
+    qtbot.addWidget(label)
+    label.resize(300, 20)
+    label.show()
+    assert label.shown_text() == "short" and label.toolTip() == ""
+    long = "word " * 60
+    label.setText(long)
+    assert label.shown_text().endswith("…") and label.toolTip() == long
+    assert label.minimumSizeHint().width() == 0
