@@ -1,4 +1,4 @@
-"""``ctxlens traces``: the traces in the store."""
+"""``ctxlens traces``: the traces in the store, with model, start, duration, calls, tokens."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from app.cli import CliContext
+from core.inspect.trace_list import summaries
 
 
 def register(sub: Any) -> None:
@@ -15,23 +16,16 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    traces = ctx.store().traces()
+    with ctx.store().read() as r:
+        rows = summaries(r)
     if ctx.args.json:
-        ctx.emit_json(
-            [
-                {
-                    "id": t.id,
-                    "title": t.title,
-                    "source": t.source,
-                    "created_at": t.created_at,
-                    "messages": t.messages,
-                    "head": t.head,
-                }
-                for t in traces
-            ]
-        )
+        ctx.emit_json([s.to_json() for s in rows])
         return 0
-    for t in traces:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
-        ctx.out.write(f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs  {t.title}\n")
+    for s in rows:
+        t = s.trace
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start))
+        ctx.out.write(
+            f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
+            f"{s.model or '-':<24} {t.title}\n"
+        )
     return 0

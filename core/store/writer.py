@@ -132,6 +132,11 @@ class Writer:
     def set_title(self, trace_id: str, title: str) -> None:
         self.conn.execute(update(t.traces).where(t.traces.c.id == trace_id).values(title=title))
 
+    def set_created_at(self, trace_id: str, created_at: float) -> None:
+        self.conn.execute(
+            update(t.traces).where(t.traces.c.id == trace_id).values(created_at=created_at)
+        )
+
     def update_trace_metadata(self, trace_id: str, metadata: Any) -> None:
         self.conn.execute(
             update(t.traces).where(t.traces.c.id == trace_id).values(metadata=metadata)
