@@ -201,8 +201,8 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
                 existing = w.read.imported(digest)  # imported meanwhile by someone else
                 if existing:
                     raise _AlreadyImported(existing)
-            for i, res in enumerate(results):
-                w.record_import(digest, i, res.trace_id, str(unit.path), unit.format, nbytes)
+            ids = [res.trace_id for res in results]
+            w.record_import(digest, ids, str(unit.path), unit.format, nbytes)
     except _AlreadyImported as again:
         with store.read() as r:
             return _duplicates(r, unit, again.trace_ids)

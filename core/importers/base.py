@@ -144,7 +144,14 @@ class TraceBuilder:
         title: str = "",
         metadata: Any = None,
         created_at: float | None = None,
+        span: tuple[float, float] | None = None,
     ) -> None:
+        """``span``: the recorded start and end when the importer knows them before it
+        writes (then they go in with the metadata, no update at ``finish``)."""
+        if span is not None:
+            meta = dict(metadata) if isinstance(metadata, dict) else {}
+            metadata = {**meta, "recorded_span": {"start": span[0], "end": span[1]}}
+            created_at = span[0] if created_at is None else created_at
         self.w = w
         self.ctx = ctx
         self.format = fmt
@@ -167,6 +174,7 @@ class TraceBuilder:
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
         self._dated = created_at is not None
+        self._span_known = span is not None
         self._span: tuple[float, float] | None = None
         """Earliest and latest time the source recorded (messages, calls): the trace's
         start and duration, where the source dates anything."""
@@ -329,8 +337,11 @@ class TraceBuilder:
         created_at: float = 0.0,
         params: Any = None,
     ) -> LlmCall:
-        """Record a model call the source logged, with the exact context it received."""
-        self._synced()
+        """Record a model call the source logged, with the exact context it received
+        (queued: written with the others at the next flush, ``Writer.queue_llm_call``).
+        The request hash reads the context's messages: those queued here are written first
+        (the trace's counters and lines need not be, nothing here reads them)."""
+        self.flush()
         if created_at:
             self._saw_time(created_at)
         items = tuple(context)
@@ -340,24 +351,23 @@ class TraceBuilder:
             view = resolve(reader, self.trace_id, items)
         finally:
             reader.count_pending = True
-        call = self.w.record_llm_call(
-            LlmCall(
-                trace_id=self.trace_id,
-                call_index=self.llm_calls,
-                context=items,
-                request_sha256=request_sha256(view.openai()),
-                model=model,
-                head_sequence=head_sequence,
-                response_sequence=response_sequence,
-                usage=usage,
-                latency_ms=latency_ms,
-                error=error,
-                agent_name=agent_name,
-                branch_type=branch_type,
-                created_at=created_at,
-                params=params,
-            )
+        call = LlmCall(
+            trace_id=self.trace_id,
+            call_index=self.llm_calls,
+            context=items,
+            request_sha256=request_sha256(view.openai()),
+            model=model,
+            head_sequence=head_sequence,
+            response_sequence=response_sequence,
+            usage=usage,
+            latency_ms=latency_ms,
+            error=error,
+            agent_name=agent_name,
+            branch_type=branch_type,
+            created_at=created_at,
+            params=params,
         )
+        self.w.queue_llm_call(call)
         self.llm_calls += 1
         return call
 
@@ -368,10 +378,10 @@ class TraceBuilder:
     def _record_span(self) -> None:
         """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
         importer gave no date starts at its first recorded time, not at the import."""
-        if self._span is None:
+        if self._span is None or self._span_known:
             return
         start, end = self._span
-        meta = self.w.read.trace(self.trace_id).metadata
+        meta = self.w.trace_metadata(self.trace_id)
         meta = dict(meta) if isinstance(meta, dict) else ({} if meta is None else {"value": meta})
         meta["recorded_span"] = {"start": start, "end": end}
         self.w.update_trace_metadata(self.trace_id, meta)

@@ -100,8 +100,13 @@ def _list_format(path: Path) -> str | None:
             item = next(items, None)
         except InvalidInputError:
             return None
+    if isinstance(item, list):  # a list of conversations (benchmark histories)
+        first = item[0] if item else None
+        return "openai" if isinstance(first, dict) and "role" in first else None
     if not isinstance(item, dict):
         return None
+    if "role" not in item and any(isinstance(item.get(k), list) for k in ("messages", "traj")):
+        return "openai"
     if "source" in item and ("action" in item or "observation" in item):
         return "openhands"
     if isinstance(item.get("kind"), str) and "source" in item:

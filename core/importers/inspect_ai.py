@@ -326,6 +326,10 @@ def _sample_trace(
         "status": header.get("status"),
         "version": header.get("version"),
     }
+    events = sample.get("events")
+    if events is None:
+        events = transcript.get("events")
+    span = _span(sample, as_list(events))
     created = parse_time(sample.get("started_at")) or parse_time(ev.get("created"))
     b = TraceBuilder(
         w,
@@ -335,6 +339,7 @@ def _sample_trace(
         sample_title(str(ev.get("task") or unit.main.stem), summary),
         scrub({k: v for k, v in meta.items() if v is not None}),
         created,
+        span=span,
     )
     s = _Sample(b, ctx, where, refs)
     messages = sample.get("messages")
@@ -342,9 +347,6 @@ def _sample_trace(
         raise InvalidInputError(f"{where}: 'messages' must be a list")
     for i, m in enumerate(as_list(messages)):
         s.add(s.message(m, f"{where}.messages[{i}]"))
-    events = sample.get("events")
-    if events is None:
-        events = transcript.get("events")
     for j, e in enumerate(as_list(events)):
         e = as_dict(e)
         kind = e.get("event")
@@ -355,6 +357,16 @@ def _sample_trace(
     if s.pending_compaction is not None:
         s._settle([])
     return b.finish()
+
+
+def _span(sample: dict[str, Any], events: list[Any]) -> tuple[float, float] | None:
+    """When the sample ran: ``started_at``/``completed_at``, else its events' timestamps."""
+    times = [parse_time(sample.get("started_at")), parse_time(sample.get("completed_at"))]
+    known = [x for x in times if x]
+    if not known:
+        stamps = (parse_time(e.get("timestamp")) for e in events if isinstance(e, dict))
+        known = [x for x in stamps if x]
+    return (min(known), max(known)) if known else None
 
 
 def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:

@@ -120,3 +120,53 @@ def _meta_model(meta: Any) -> str | None:
         if isinstance(holder, dict) and isinstance(holder.get("model"), str) and holder["model"]:
             return str(holder["model"])
     return None
+
+
+@dataclass(frozen=True)
+class EvalGroup:
+    """The samples of one Inspect eval, under one row of the trace list."""
+
+    key: str
+    header: dict[str, Any]
+    samples: tuple[TraceSummary, ...]
+
+    @property
+    def start(self) -> float:
+        return min(s.start for s in self.samples)
+
+    @property
+    def label(self) -> str:
+        """``task · model · status · metric value, … · N samples``."""
+        h = self.header
+        metrics = [
+            f"{name} {_number(value)}"
+            for score in h.get("scores") or []
+            for name, value in (score.get("metrics") or {}).items()
+        ]
+        parts = [h.get("task"), h.get("model"), h.get("status"), ", ".join(metrics)]
+        parts.append(f"{len(self.samples)} samples")
+        return " · ".join(str(p) for p in parts if p)
+
+
+def group_evals(rows: list[TraceSummary]) -> list[TraceSummary | EvalGroup]:
+    """Traces with the samples of each eval gathered into one group (at its first sample)."""
+    groups: dict[str, list[TraceSummary]] = {}
+    out: list[TraceSummary | EvalGroup | str] = []
+    for s in rows:
+        ev = s.eval
+        if ev is None:
+            out.append(s)
+            continue
+        key = str(ev.get("key") or ev.get("file") or "")
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(s)
+    return [
+        EvalGroup(x, groups[x][0].eval or {}, tuple(groups[x])) if isinstance(x, str) else x
+        for x in out
+    ]
+
+
+def _number(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
