@@ -305,6 +305,7 @@ def _sample_trace(
     where: str,
     header: dict[str, Any],
     sample: dict[str, Any],
+    summary_of: Any,
 ) -> ImportResult:
     ctx.where = where
     ev = as_dict(header.get("eval"))
@@ -313,7 +314,6 @@ def _sample_trace(
     refs.update(as_dict(sample.get("attachments")))
     summary = sample_summary(sample, lambda v: _resolve(v, refs))
     meta = {
-        "eval": eval_summary(header, unit.main.name),
         "sample": summary,
         "task": ev.get("task"),
         "model": ev.get("model"),
@@ -337,7 +337,7 @@ def _sample_trace(
         FORMAT,
         str(unit.path),
         sample_title(str(ev.get("task") or unit.main.stem), summary),
-        scrub({k: v for k, v in meta.items() if v is not None}),
+        {"eval": summary_of(header), **scrub({k: v for k, v in meta.items() if v is not None})},
         created,
         span=span,
     )
@@ -363,8 +363,9 @@ def _span(sample: dict[str, Any], events: list[Any]) -> tuple[float, float] | No
     """When the sample ran: ``started_at``/``completed_at``, else its events' timestamps."""
     times = [parse_time(sample.get("started_at")), parse_time(sample.get("completed_at"))]
     known = [x for x in times if x]
-    if not known:
-        stamps = (parse_time(e.get("timestamp")) for e in events if isinstance(e, dict))
+    if not known:  # events are in time order: the first and the last dated one
+        dated = [e for e in events if isinstance(e, dict) and e.get("timestamp")]
+        stamps = [parse_time(e["timestamp"]) for e in dated[:1] + dated[-1:]]
         known = [x for x in stamps if x]
     return (min(known), max(known)) if known else None
 
@@ -374,10 +375,18 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     samples = _eval_samples(path, ctx) if zipfile.is_zipfile(path) else _json_samples(path, ctx)
     results: list[ImportResult] = []
     empty = 0
+    summaries: dict[int, dict[str, Any]] = {}
+
+    def summary_of(header: dict[str, Any]) -> dict[str, Any]:
+        """The eval's header summary, made (and scrubbed) once per log, not per sample."""
+        if id(header) not in summaries:
+            summaries[id(header)] = scrub(eval_summary(header, path.name))
+        return summaries[id(header)]
+
     for where, header, sample in samples:
         ctx.check()
         if has_content(sample):
-            results.append(_sample_trace(w, ctx, unit, where, header, sample))
+            results.append(_sample_trace(w, ctx, unit, where, header, sample, summary_of))
         else:
             empty += 1
     if not results:
