@@ -143,7 +143,10 @@ def _object_format(text: bytes, path: Path) -> str | None:
         _has(text, "trajectory")
         or _has(text, "trajectory_format")
         or (_has(text, "history", "info") and not _has(text, "eval"))
-    ):
+        or (
+            _has(text, "history", "message_type") and text.lstrip()[1:].lstrip()[:9] == b'"history"'
+        )
+    ):  # the last: a demonstration, ``{"history": [...]}`` alone (SWE-agent's demos)
         return "swe-agent"
     if _has(text, "persistence_dir") or (
         _has(text, "agent", "llm", "kind") and not _has(text, "messages")

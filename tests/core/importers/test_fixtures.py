@@ -241,3 +241,15 @@ def test_list_mixing_conversations_and_messages_is_refused(store: Store, tmp_pat
     with pytest.raises(InvalidInputError, match=r"mixed\.json: \[1\]: whole conversations and"):
         import_paths(store, [bad])
     assert store.traces() == []
+
+
+def test_swe_agent_demonstration_history_alone(store: Store) -> None:
+    """SWE-agent's demonstration files: ``{"history": [...]}`` with no trajectory or info."""
+    path = FIX / "swe_agent/function_calling_simple.traj"
+    history = json.loads(path.read_text())["history"]
+    (res,) = import_paths(store, [path])
+    assert (res.format, res.messages) == ("swe-agent", len(history))
+    assert res.tool_calls == sum(len(m.get("tool_calls") or []) for m in history)
+    msgs = _all(store, res.trace_id)
+    want = [m["tool_call_ids"][0] for m in history if m["role"] == "tool"]
+    assert [m.tool_call_id for m in msgs if m.role == "tool"] == want
