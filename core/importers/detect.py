@@ -115,7 +115,9 @@ def _list_format(path: Path) -> str | None:
         return "swe-agent" if _traj_name(path) else "openai"
     if "resourceSpans" in item:
         return "otel"
-    if "attributes" in item and ("context" in item or "spanId" in item or "span_id" in item):
+    if "attributes" in item and (
+        "context" in item or "spanContext" in item or "spanId" in item or "span_id" in item
+    ):
         return "otel"
     return None
 

@@ -253,3 +253,25 @@ def test_swe_agent_demonstration_history_alone(store: Store) -> None:
     msgs = _all(store, res.trace_id)
     want = [m["tool_call_ids"][0] for m in history if m["role"] == "tool"]
     assert [m.tool_call_id for m in msgs if m.role == "tool"] == want
+
+
+def test_otel_js_span_array(store: Store) -> None:
+    """Spans as the OpenTelemetry JS SDK serializes them (``spanContext``, ``[s, ns]`` times),
+    here the Vercel AI SDK's that OpenInference's JS exporters read."""
+    path = FIX / "otel_js/ai-generateText-doGenerate.json"
+    spans = json.loads(path.read_text())
+    results = import_paths(store, [path])
+    assert len(results) == len({s["spanContext"]["traceId"] for s in spans})
+    with store.read() as r:
+        for res, sp in zip(results, sorted(spans, key=lambda s: s["startTime"]), strict=True):
+            a = sp["attributes"]
+            prompt = json.loads(a["ai.prompt.messages"])
+            assert (res.format, res.messages, res.llm_calls) == ("otel", len(prompt) + 1, 1)
+            msgs = _all(store, res.trace_id)
+            assert msgs[-1].role == "assistant" and msgs[-1].content == a["ai.response.text"]
+            (call,) = r.llm_calls(res.trace_id)
+            assert call.model in (a["gen_ai.response.model"], a["gen_ai.request.model"])
+            tr = r.trace(res.trace_id)
+            assert tr.created_at == sp["startTime"][0] + sp["startTime"][1] / 1e9
+            first_user = next(m for m in prompt if m["role"] == "user")["content"][0]["text"]
+            assert tr.title == first_user
