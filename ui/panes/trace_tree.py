@@ -157,11 +157,14 @@ def subtitle(row: Row) -> str:
     """The figures under the title: start, duration, calls, tokens, model (and the eval's
     metrics, a sample's target and answer)."""
     if isinstance(row, EvalGroup):
-        parts = [
-            f"{len(row.samples)} samples",
-            row.label.split(" · ", 1)[1] if " · " in row.label else "",
-        ]
-        return " · ".join(p for p in (*parts, when(row.start)) if p)
+        h = row.header
+        metrics = ", ".join(
+            f"{name} {f'{v:.3g}' if isinstance(v, float) else v}"
+            for score in h.get("scores") or []
+            for name, v in (score.get("metrics") or {}).items()
+        )
+        parts = [f"{len(row.samples)} samples", metrics, h.get("model"), h.get("status")]
+        return " · ".join(str(p) for p in (*parts, when(row.start)) if p)
     calls = row.calls
     parts = [
         when(row.start),
