@@ -351,8 +351,8 @@ def peak_rss(quick: bool) -> Iterator[dict[str, Any]]:
 #: them. Both sides are timed in turns, in CPU seconds of the process (the import hashes the
 #: file on a second thread; ``read_eval_log`` validates with pydantic), medians. Goal: the
 #: import costs at most the CPU of reading the log with Inspect itself. ``inspect_ai`` is
-#: not a dependency (installing it here would downgrade boto3, which the team-store tests
-#: use); without it the figure says so.
+#: only in the ``bench-inspect`` extra (installing it here would downgrade boto3, which the
+#: team-store tests use); without it the figure says so.
 SAMPLES = 200
 
 
