@@ -6,6 +6,8 @@
   trace is committed (token counts pending). Diagnostics: the import with its token counts
   filled in afterwards (the whole ``ctxlens import``), the importing thread's CPU time, and
   into a new store each time (opening and migrating a store is a fixed cost, not per MB).
+- Inspect: a 200-sample zstd `.eval` imported against `inspect_ai.log.read_eval_log` of
+  the same file, in CPU seconds (see `inspect_vs_read_eval_log`; goal: ratio >= 1.0).
 - Peak RSS: a synthetic Claude Code session of 200 MB (``--quick``: 24 MB) and one an
   eighth of that size, each generated and imported in its own subprocess; the ratio of
   the two peaks shows memory is constant in the file size.
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -342,8 +345,113 @@ def peak_rss(quick: bool) -> Iterator[dict[str, Any]]:
     )
 
 
+# -- Inspect AI against read_eval_log ----------------------------------------------------
+#: The Inspect log is built from the real ``.eval`` in shared/traces: its samples repeated
+#: (new ids) to ``SAMPLES``, every member zstd-compressed as current Inspect releases write
+#: them. Both sides are timed in turns, in CPU seconds of the process (the import hashes the
+#: file on a second thread; ``read_eval_log`` validates with pydantic), medians. Goal: the
+#: import costs at most the CPU of reading the log with Inspect itself. ``inspect_ai`` is
+#: only in the ``bench-inspect`` extra (installing it here would downgrade boto3, which the
+#: team-store tests use); without it the figure says so.
+SAMPLES = 200
+
+
+def eval_log(dest: Path, n: int = SAMPLES, tag: str = "") -> Path:
+    """A zstd ``.eval`` of ``n`` samples made from the real one's (ids and epochs renewed)."""
+    from tests.core.importers.zstd_eval import write_eval
+
+    src = next(iter(sorted((TRACES / "inspect_ai").rglob("*.eval"))))
+    with zipfile.ZipFile(src) as z:
+        names = z.namelist()
+        header = json.loads(z.read("header.json"))
+        real = [json.loads(z.read(x)) for x in names if x.startswith("samples/")]
+    header["eval"]["dataset"]["sample_ids"] = list(range(1, n + 1))
+    header["eval"]["run_id"] = f"bench{tag}"
+    header["results"]["total_samples"] = header["results"]["completed_samples"] = n
+    members = [("header.json", json.dumps(header).encode())]
+    for i in range(n):
+        s = dict(real[i % len(real)], id=i + 1, epoch=1)
+        members.append((f"samples/{i + 1}_epoch_1.json", json.dumps(s).encode()))
+    return write_eval(dest, members)
+
+
+def inspect_vs_read_eval_log(quick: bool) -> Iterator[dict[str, Any]]:
+    """The side-by-side Inspect figure (module docstring: how the log is built and timed)."""
+    from core.importers.api import import_paths
+    from core.importers.counting import fill_pending
+    from core.store import Store
+
+    repeat = 3 if quick else 7
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        read_eval_log = None
+    with tempfile.TemporaryDirectory() as d:
+        logs = iter(
+            [eval_log(Path(d) / f"log-{i}.eval", tag=str(i)) for i in range(2 * repeat + 2)]
+        )
+        first = next(logs)
+        size_mb = first.stat().st_size / 1e6
+        with Store.open(Path(d) / "bench.db") as store:
+            import_paths(store, [first])  # warm: compiled statements, encodings
+
+            def imported() -> None:
+                import_paths(store, [next(logs)])
+
+            def counted() -> None:
+                res = import_paths(store, [next(logs)])
+                fill_pending(store, [r.trace_id for r in res])
+
+            def read() -> None:
+                if read_eval_log is not None:
+                    read_eval_log(str(first))
+
+            base, took = _cpu_turns(read, imported, repeat)
+            if read_eval_log is None:
+                yield figure(
+                    BENCH,
+                    "inspect_200_samples_import_cpu_MBps",
+                    size_mb / took,
+                    "MB/s of CPU",
+                    "inspect_ai not installed: no read_eval_log baseline in this run",
+                )
+            else:
+                yield figure(
+                    BENCH,
+                    "inspect_200_samples_import_cpu_MBps",
+                    size_mb / took,
+                    "MB/s of CPU",
+                    "ratio >= 1.0 of inspect_ai.log.read_eval_log (import CPU <= 1.0x)",
+                    baseline=size_mb / base,
+                    met=base / took >= 1.0,
+                )
+            base, took = _cpu_turns(read, counted, repeat)
+            yield figure(
+                BENCH,
+                "inspect_200_samples_import_and_token_counts_cpu_MBps",
+                size_mb / took,
+                "MB/s of CPU",
+                "diagnostic: the whole 'ctxlens import' (import plus exact token counts)",
+                baseline=size_mb / base if read_eval_log is not None else None,
+            )
+
+
+def _cpu_turns(base: Any, fn: Any, repeat: int) -> tuple[float, float]:
+    b: list[float] = []
+    f: list[float] = []
+    for _ in range(repeat):
+        c = time.process_time()
+        base()
+        b.append(time.process_time() - c)
+        c = time.process_time()
+        fn()
+        f.append(time.process_time() - c)
+    return statistics.median(b), statistics.median(f)
+
+
 def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     yield from throughput(quick)
+    yield from inspect_vs_read_eval_log(quick)
     yield from peak_rss(quick)
 
 

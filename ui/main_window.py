@@ -146,10 +146,10 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["budget"], self.docks["delegation"])
         self.docks["skills"].raise_()
         self.resizeDocks(
-            [self.docks["traces"], self.docks["detail"]], [370, 520], Qt.Orientation.Horizontal
+            [self.docks["traces"], self.docks["detail"]], [440, 500], Qt.Orientation.Horizontal
         )
         self.resizeDocks(
-            [self.docks["traces"], self.docks["goals"]], [240, 420], Qt.Orientation.Vertical
+            [self.docks["traces"], self.docks["goals"]], [420, 240], Qt.Orientation.Vertical
         )
         self.resizeDocks(
             [self.docks["detail"], self.docks["context"]], [380, 560], Qt.Orientation.Vertical

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import signal
 from typing import Any
 
 from app.cli import CliContext
@@ -45,12 +43,17 @@ def run(ctx: CliContext) -> int:
         ctx.args.timeout,
         on_call=lambda event: _say(ctx, event),
     )
+    import asyncio
+
     asyncio.run(_serve(ctx, server))
     _say(ctx, {"event": "stopped", **server.status.to_json()})
     return 0
 
 
 async def _serve(ctx: CliContext, server: Any) -> None:
+    import asyncio
+    import signal
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, server.request_stop)

@@ -1,9 +1,10 @@
-"""``ctxlens traces``: the traces in the store, with what each cost.
+"""``ctxlens traces``: the traces in the store, with model, start, duration, calls, tokens
+and what each cost.
 
 A local store file at the current schema is read with ``sqlite3`` alone
 (``core/store/quick.py``): listing traces is start-up bound, SQLAlchemy would dominate.
-Costs come from the recorded usage of each trace's calls and the price table
-(``core/cost/``), on both paths.
+The figures come from ``core/inspect/trace_list.py:assemble`` and the costs from the
+recorded usage and the price table (``core/cost/``) on both paths.
 """
 
 from __future__ import annotations
@@ -21,51 +22,46 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def listing(ctx: CliContext) -> list[dict[str, Any]]:
-    """``[{id, title, source, created_at, messages, head, cost}]``, oldest first."""
+def listing(ctx: CliContext) -> list[Any]:
+    """``(TraceSummary, cost JSON)`` per trace, oldest first."""
     from core.cost.compute import CallUsage, CostSummary, costs_by_trace, parse_usage
-    from core.store.quick import call_usages, list_traces
+    from core.inspect.trace_list import assemble
+    from core.store.quick import call_usages, trace_figures
 
     table = price_table(ctx.args)
-    rows, calls = list_traces(ctx.db), call_usages(ctx.db)
-    if rows is None or calls is None:
+    figures, calls = trace_figures(ctx.db), call_usages(ctx.db)
+    if figures is None or calls is None:
         rows, costs = _from_store(ctx, table)
     else:
+        rows = assemble(*figures)
         usages = (CallUsage(c[0], c[1], c[2], parse_usage(c[3]), c[4], c[5]) for c in calls)
         costs = costs_by_trace(usages, table)
     empty = CostSummary(table.table_date)
-    return [{**row, "cost": costs.get(row["id"], empty).to_json()} for row in rows]
+    return [(row, costs.get(row.trace.id, empty).to_json()) for row in rows]
 
 
-def _from_store(ctx: CliContext, table: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _from_store(ctx: CliContext, table: Any) -> tuple[list[Any], dict[str, Any]]:
     from core.cost.stored import trace_costs
+    from core.inspect.trace_list import summaries
 
     with ctx.store().read() as r:
-        rows = [
-            {
-                "id": t.id,
-                "title": t.title,
-                "source": t.source,
-                "created_at": t.created_at,
-                "messages": t.messages,
-                "head": t.head,
-            }
-            for t in r.traces()
-        ]
-        return rows, trace_costs(r, table)
+        return summaries(r), trace_costs(r, table)
 
 
 def run(ctx: CliContext) -> int:
-    traces = listing(ctx)
+    rows = listing(ctx)
     if ctx.args.json:
-        ctx.emit_json(traces)
+        ctx.emit_json([{**s.to_json(), "cost": cost} for s, cost in rows])
         return 0
     import time
 
-    for t in traces:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(t["created_at"]))
-        usd = t["cost"]["usd"]
+    for s, cost in rows:
+        t = s.trace
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start))
+        usd = cost["usd"]
         price = "no price" if usd is None else f"${usd:,.4f}"
-        line = f"{t['id']}  {when}  {t['source']:<12} {t['messages']:>8} msgs  {price:>10}"
-        ctx.out.write(f"{line}  {t['title']}\n")
+        ctx.out.write(
+            f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
+            f"{price:>10}  {s.model or '-':<24} {t.title}\n"
+        )
     return 0

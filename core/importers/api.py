@@ -21,7 +21,8 @@ from sqlalchemy import func, select
 from core.errors import CtxlensError, ImportCancelled, InvalidInputError
 from core.importers import claude_code
 from core.importers.base import ImportContext, ImportResult, ImportUnit, Progress
-from core.importers.detect import FORMATS, sniff
+from core.importers.detect import sniff
+from core.importers.formats import FORMATS
 from core.importers.reading import first_record
 from core.store import schema as t
 from core.store.reader import Reader
@@ -77,7 +78,19 @@ def _plan_file(path: Path, fmt: str) -> ImportUnit:
         return ImportUnit(detected, path, (path, *claude_code.subagent_files(path)))
     if detected == "openhands" and path.name == "base_state.json":
         return ImportUnit(detected, path, (path, *_event_files(path.parent)))
+    if detected == "openhands" and path.match(EVENT_GLOB):
+        return _conversation_of(path)
     return ImportUnit(detected, path, (path,))
+
+
+def _conversation_of(event: Path) -> ImportUnit:
+    """One event file of an OpenHands conversation folder stands for the whole folder (its
+    events alone are a fragment: a reply without the request, a result without its call)."""
+    folder = event.parent
+    home = folder.parent if folder.name == "events" else folder
+    state = home / "base_state.json"
+    members = ((state,) if state.is_file() else ()) + _event_files(home)
+    return ImportUnit("openhands", home, members or (event,))
 
 
 def _event_files(folder: Path) -> tuple[Path, ...]:
@@ -109,8 +122,8 @@ def _plan_folder(folder: Path, fmt: str) -> list[ImportUnit]:
             owner = (first_record(p) or {}).get("sessionId")
             if owner in sessions:
                 continue  # imported with its session
-        if found == "openhands" and p.name == "base_state.json" and events:
-            continue
+        if found == "openhands" and p.name == "base_state.json":
+            continue  # settings without events beside them: not a trace
         units.append(_plan_file(p, found))
     for sub in entries:
         if sub.is_dir() and sub.name not in sessions:
@@ -189,8 +202,8 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
                 existing = w.read.imported(digest)  # imported meanwhile by someone else
                 if existing:
                     raise _AlreadyImported(existing)
-            for i, res in enumerate(results):
-                w.record_import(digest, i, res.trace_id, str(unit.path), unit.format, nbytes)
+            ids = [res.trace_id for res in results]
+            w.record_import(digest, ids, str(unit.path), unit.format, nbytes)
     except _AlreadyImported as again:
         with store.read() as r:
             return _duplicates(r, unit, again.trace_ids)

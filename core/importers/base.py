@@ -19,6 +19,7 @@ from typing import Any
 from core.context.view import current_items, request_sha256, resolve, token_breakdown
 from core.errors import ImportCancelled
 from core.importers.counting import NOT_COUNTED
+from core.importers.titles import request_title
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
 from core.store.triggers import PENDING_TOKENS
 from core.store.writer import Writer
@@ -144,7 +145,14 @@ class TraceBuilder:
         metadata: Any = None,
         created_at: float | None = None,
         trace_id: str | None = None,
+        span: tuple[float, float] | None = None,
     ) -> None:
+        """``span``: the recorded start and end when the importer knows them before it
+        writes (then they go in with the metadata, no update at ``finish``)."""
+        if span is not None:
+            meta = dict(metadata) if isinstance(metadata, dict) else {}
+            metadata = {**meta, "recorded_span": {"start": span[0], "end": span[1]}}
+            created_at = span[0] if created_at is None else created_at
         self.w = w
         self.ctx = ctx
         self.format = fmt
@@ -169,6 +177,11 @@ class TraceBuilder:
         self._last_main: int | None = None
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
+        self._dated = created_at is not None
+        self._span_known = span is not None
+        self._span: tuple[float, float] | None = None
+        """Earliest and latest time the source recorded (messages, calls): the trace's
+        start and duration, where the source dates anything."""
 
     # -- messages ---------------------------------------------------------------------
     def add(self, nm: NewMessage, parent: int | None) -> int:
@@ -182,6 +195,8 @@ class TraceBuilder:
         if tokens is None:
             tokens = 0 if nm.kind in NOT_COUNTED else PENDING_TOKENS
         self._counts.append(tokens)
+        if nm.created_at:
+            self._saw_time(nm.created_at)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -326,8 +341,13 @@ class TraceBuilder:
         created_at: float = 0.0,
         params: Any = None,
     ) -> LlmCall:
-        """Record a model call the source logged, with the exact context it received."""
-        self._synced()
+        """Record a model call the source logged, with the exact context it received
+        (queued: written with the others at the next flush, ``Writer.queue_llm_call``).
+        The request hash reads the context's messages: those queued here are written first
+        (the trace's counters and lines need not be, nothing here reads them)."""
+        self.flush()
+        if created_at:
+            self._saw_time(created_at)
         items = tuple(context)
         reader = self.w.read
         reader.count_pending = False  # the request hash needs the texts, not their counts
@@ -335,43 +355,59 @@ class TraceBuilder:
             view = resolve(reader, self.trace_id, items)
         finally:
             reader.count_pending = True
-        call = self.w.record_llm_call(
-            LlmCall(
-                trace_id=self.trace_id,
-                call_index=self.llm_calls,
-                context=items,
-                request_sha256=request_sha256(view.openai()),
-                model=model,
-                head_sequence=head_sequence,
-                response_sequence=response_sequence,
-                usage=usage,
-                latency_ms=latency_ms,
-                error=error,
-                agent_name=agent_name,
-                branch_type=branch_type,
-                created_at=created_at,
-                params=params,
-            )
+        call = LlmCall(
+            trace_id=self.trace_id,
+            call_index=self.llm_calls,
+            context=items,
+            request_sha256=request_sha256(view.openai()),
+            model=model,
+            head_sequence=head_sequence,
+            response_sequence=response_sequence,
+            usage=usage,
+            latency_ms=latency_ms,
+            error=error,
+            agent_name=agent_name,
+            branch_type=branch_type,
+            created_at=created_at,
+            params=params,
         )
+        self.w.queue_llm_call(call)
         self.llm_calls += 1
         return call
 
+    def _saw_time(self, when: float) -> None:
+        span = self._span
+        self._span = (when, when) if span is None else (min(span[0], when), max(span[1], when))
+
+    def _record_span(self) -> None:
+        """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
+        importer gave no date starts at its first recorded time, not at the import."""
+        if self._span is None or self._span_known:
+            return
+        start, end = self._span
+        meta = self.w.trace_metadata(self.trace_id)
+        meta = dict(meta) if isinstance(meta, dict) else ({} if meta is None else {"value": meta})
+        meta["recorded_span"] = {"start": start, "end": end}
+        self.w.update_trace_metadata(self.trace_id, meta)
+        if not self._dated:
+            self.w.set_created_at(self.trace_id, start)
+
     def first_text(self, role: str = "user", kind: str = "message") -> str:
-        """First line of the first message with this role and kind (a title candidate)."""
+        """The first real request among the first messages with this role and kind (a
+        title candidate: ``core/importers/titles.py:request_title``)."""
         from sqlalchemy import select
 
         from core.store import schema as t
 
         self.flush()
         m = t.messages.c
-        row = self.w.conn.execute(
+        rows = self.w.conn.execute(
             select(m.content)
             .where(m.trace_id == self.trace_id, m.role == role, m.kind == kind, m.content != "")
             .order_by(m.sequence)
-            .limit(1)
-        ).first()
-        text = str(row[0]).strip() if row else ""
-        return text.splitlines()[0][:100] if text else ""
+            .limit(20)
+        )
+        return next((title for (text,) in rows if (title := request_title(str(text)))), "")
 
     def set_title(self, title: str) -> None:
         if title and title != self.title:
@@ -386,6 +422,7 @@ class TraceBuilder:
         if target is None and self._next:
             target = self._next - 1
         self.w.set_head(self.trace_id, target)
+        self._record_span()
         return ImportResult(
             path=self.path,
             format=self.format,

@@ -34,6 +34,7 @@ from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBu
 from core.importers.content import as_dict, dumps, image_ref, parse_time, text_of
 from core.importers.idmap import IdMap
 from core.importers.reading import first_record, iter_records
+from core.importers.titles import request_title
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
@@ -292,13 +293,8 @@ class _Session:
         if rec.get("isCompactSummary"):
             self._summary(lane, rec)
             return
-        if (
-            not self.first_prompt
-            and lane.main
-            and isinstance(content, str)
-            and not rec.get("isMeta")
-        ):
-            self.first_prompt = content.strip().splitlines()[0][:100] if content.strip() else ""
+        if not self.first_prompt and lane.main and not rec.get("isMeta"):
+            self.first_prompt = request_title(_typed_text(content))
         unit = self._start(lane, rec)
         unit.items.append((lineno, rec))
         self._register(lane, unit, rec)
@@ -790,7 +786,18 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
             session.lanes[f"file-{extra}"] = lane
             session.read_file(extra, str(extra), lane)
         session.warnings()
-        b.set_title(session.title())
+        b.set_title(session.title() or b.first_text())
         return [b.finish()]
     finally:
         session.close()
+
+
+def _typed_text(content: Any) -> str:
+    """The text a user typed: a string, or the ``text`` blocks of a list (tool results,
+    images and other blocks are not typed)."""
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        str(b.get("text") or "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )

@@ -15,7 +15,6 @@ from core.importers.jsonstream import JsonDocument
 from core.importers.reading import MAX_LINE, first_record
 
 #: Format names accepted by ``--format`` (``auto`` detects).
-FORMATS = ("claude-code", "codex", "otel", "inspect", "openhands", "swe-agent", "openai", "ctxlens")
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CODEX_ITEMS = frozenset(
@@ -100,8 +99,13 @@ def _list_format(path: Path) -> str | None:
             item = next(items, None)
         except InvalidInputError:
             return None
+    if isinstance(item, list):  # a list of conversations (benchmark histories)
+        first = item[0] if item else None
+        return "openai" if isinstance(first, dict) and "role" in first else None
     if not isinstance(item, dict):
         return None
+    if "role" not in item and any(isinstance(item.get(k), list) for k in ("messages", "traj")):
+        return "openai"
     if "source" in item and ("action" in item or "observation" in item):
         return "openhands"
     if isinstance(item.get("kind"), str) and "source" in item:
@@ -110,7 +114,9 @@ def _list_format(path: Path) -> str | None:
         return "swe-agent" if _traj_name(path) else "openai"
     if "resourceSpans" in item:
         return "otel"
-    if "attributes" in item and ("context" in item or "spanId" in item or "span_id" in item):
+    if "attributes" in item and (
+        "context" in item or "spanContext" in item or "spanId" in item or "span_id" in item
+    ):
         return "otel"
     return None
 
@@ -138,7 +144,10 @@ def _object_format(text: bytes, path: Path) -> str | None:
         _has(text, "trajectory")
         or _has(text, "trajectory_format")
         or (_has(text, "history", "info") and not _has(text, "eval"))
-    ):
+        or (
+            _has(text, "history", "message_type") and text.lstrip()[1:].lstrip()[:9] == b'"history"'
+        )
+    ):  # the last: a demonstration, ``{"history": [...]}`` alone (SWE-agent's demos)
         return "swe-agent"
     if _has(text, "persistence_dir") or (
         _has(text, "agent", "llm", "kind") and not _has(text, "messages")

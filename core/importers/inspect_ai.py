@@ -15,17 +15,19 @@ compression ratio looks like a zip bomb.
 from __future__ import annotations
 
 import hashlib
-import json
 import zipfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
 from core.importers.content import as_dict, as_list, dumps, image_ref, parse_time, scrub, text_of
+from core.importers.inspect_eval import eval_summary, has_content, sample_summary, sample_title
 from core.importers.jsonstream import JsonDocument
-from core.importers.reading import CountingReader
+from core.importers.reading import CountingReader, loads
+from core.importers.zipmembers import member_chunks
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
@@ -79,27 +81,10 @@ def _member_json(z: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, ctx: Imp
             f"{where}: compression ratio {info.file_size // max(info.compress_size, 1)}:1; "
             "refusing (zip bomb?)"
         )
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        with z.open(info) as f:
-            while chunk := f.read(1 << 20):
-                total += len(chunk)
-                if total > MAX_MEMBER:
-                    raise InvalidInputError(
-                        f"{where}: member larger than declared; refusing (zip bomb?)"
-                    )
-                chunks.append(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        if isinstance(exc, InvalidInputError):
-            raise
-        raise InvalidInputError(f"{where}: corrupt zip member: {exc}") from None
-    except RuntimeError as exc:  # encrypted member
-        raise InvalidInputError(f"{where}: cannot read zip member: {exc}") from None
+    data = b"".join(member_chunks(z, info, where, MAX_MEMBER))
     ctx.advance(info.compress_size)
-    data = b"".join(chunks)
     try:
-        return json.loads(data)
+        return loads(data)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         raise InvalidInputError(
@@ -140,17 +125,7 @@ class _Sample:
         self.anchor: int | None = None
 
     def resolve(self, value: Any) -> Any:
-        if isinstance(value, str):
-            if value.startswith(REF_PREFIXES):
-                key = value.split("://", 1)[1]
-                hit = self.refs.get(key)
-                return hit if hit is not None else value
-            return value
-        if isinstance(value, list):
-            return [self.resolve(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.resolve(v) for k, v in value.items()}
-        return value
+        return _resolve(value, self.refs)
 
     def message(self, m: Any, where: str, keep: bool = True) -> NewMessage:
         """A stored message for ``m``; with ``keep=False`` only its text and role (for
@@ -305,6 +280,20 @@ class _Sample:
         )
 
 
+def _resolve(value: Any, refs: dict[str, Any]) -> Any:
+    """``value`` with ``attachment://`` (and ``tc://``) references replaced by their text."""
+    if isinstance(value, str):
+        if value.startswith(REF_PREFIXES):
+            hit = refs.get(value.split("://", 1)[1])
+            return hit if hit is not None else value
+        return value
+    if isinstance(value, list):
+        return [_resolve(v, refs) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, refs) for k, v in value.items()}
+    return value
+
+
 def _key(role: str, text: str, call_id: str | None) -> str:
     return hashlib.sha1(f"{role}\0{call_id or ''}\0{text}".encode("utf-8", "replace")).hexdigest()
 
@@ -316,16 +305,16 @@ def _sample_trace(
     where: str,
     header: dict[str, Any],
     sample: dict[str, Any],
+    summary_of: Any,
 ) -> ImportResult:
     ctx.where = where
     ev = as_dict(header.get("eval"))
     transcript = as_dict(sample.get("transcript"))
     refs = dict(as_dict(transcript.get("content")))
     refs.update(as_dict(sample.get("attachments")))
-    title = (
-        f"{ev.get('task') or unit.main.stem} sample {sample.get('id')} epoch {sample.get('epoch')}"
-    )
+    summary = sample_summary(sample, lambda v: _resolve(v, refs))
     meta = {
+        "sample": summary,
         "task": ev.get("task"),
         "model": ev.get("model"),
         "run_id": ev.get("run_id"),
@@ -337,15 +326,20 @@ def _sample_trace(
         "status": header.get("status"),
         "version": header.get("version"),
     }
-    created = parse_time(ev.get("created"))
+    events = sample.get("events")
+    if events is None:
+        events = transcript.get("events")
+    span = _span(sample, as_list(events))
+    created = parse_time(sample.get("started_at")) or parse_time(ev.get("created"))
     b = TraceBuilder(
         w,
         ctx,
         FORMAT,
         str(unit.path),
-        title,
-        scrub({k: v for k, v in meta.items() if v is not None}),
+        sample_title(str(ev.get("task") or unit.main.stem), summary),
+        {"eval": summary_of(header), **scrub({k: v for k, v in meta.items() if v is not None})},
         created,
+        span=span,
     )
     s = _Sample(b, ctx, where, refs)
     messages = sample.get("messages")
@@ -353,9 +347,6 @@ def _sample_trace(
         raise InvalidInputError(f"{where}: 'messages' must be a list")
     for i, m in enumerate(as_list(messages)):
         s.add(s.message(m, f"{where}.messages[{i}]"))
-    events = sample.get("events")
-    if events is None:
-        events = transcript.get("events")
     for j, e in enumerate(as_list(events)):
         e = as_dict(e)
         kind = e.get("event")
@@ -365,18 +356,46 @@ def _sample_trace(
             s.compaction_event(e)
     if s.pending_compaction is not None:
         s._settle([])
-    if not s.by_key:
-        ctx.warn(f"{where}: sample has no messages")
     return b.finish()
+
+
+def _span(sample: dict[str, Any], events: list[Any]) -> tuple[float, float] | None:
+    """When the sample ran: ``started_at``/``completed_at``, else its events' timestamps."""
+    times = [parse_time(sample.get("started_at")), parse_time(sample.get("completed_at"))]
+    known = [x for x in times if x]
+    if not known:  # events are in time order: the first and the last dated one
+        dated = [e for e in events if isinstance(e, dict) and e.get("timestamp")]
+        stamps = [parse_time(e["timestamp"]) for e in dated[:1] + dated[-1:]]
+        known = [x for x in stamps if x]
+    return (min(known), max(known)) if known else None
 
 
 def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     path = unit.main
     samples = _eval_samples(path, ctx) if zipfile.is_zipfile(path) else _json_samples(path, ctx)
-    results = []
+    results: list[ImportResult] = []
+    empty = 0
+    summaries: dict[int, dict[str, Any]] = {}
+
+    def summary_of(header: dict[str, Any]) -> dict[str, Any]:
+        """The eval's header summary, made (and scrubbed) once per log, not per sample."""
+        if id(header) not in summaries:
+            summaries[id(header)] = scrub(eval_summary(header, path.name))
+        return summaries[id(header)]
+
     for where, header, sample in samples:
         ctx.check()
-        results.append(_sample_trace(w, ctx, unit, where, header, sample))
+        if has_content(sample):
+            results.append(_sample_trace(w, ctx, unit, where, header, sample, summary_of))
+        else:
+            empty += 1
     if not results:
-        raise InvalidInputError(f"{path}: the log holds no samples")
+        raise InvalidInputError(
+            f"{path}: {empty} samples, none with messages; nothing to import"
+            if empty
+            else f"{path}: the log holds no samples"
+        )
+    if empty:
+        note = f"{path}: skipped {empty} samples with no messages (imported {len(results)})"
+        results[0] = replace(results[0], warnings=(*results[0].warnings, note))
     return results

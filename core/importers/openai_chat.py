@@ -3,8 +3,11 @@
 Accepted shapes: a JSON list of messages; ``{"messages": [...]}`` (with ``tools``, and a
 ``response`` chat completion in OpenHands/LiteLLM completion logs, which also becomes an
 LLM call with its usage and latency); JSON Lines of messages (one trace) or of
-``{"messages": [...]}`` objects (one trace per line). Messages use the chat-completions
-shape: ``role``, ``content`` (text or parts), ``tool_calls``, ``tool_call_id``, ``name``.
+``{"messages": [...]}`` objects (one trace per line); a JSON list of conversations (lists of
+messages, or objects with ``messages``/``traj`` and other keys kept as metadata, as
+benchmark histories such as tau-bench's hold them), one trace each. Messages use the
+chat-completions shape: ``role``, ``content`` (text or parts), ``tool_calls``,
+``tool_call_id``, ``name``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
 FORMAT = "openai"
+#: Where a benchmark history item keeps its conversation (``traj``: tau-bench).
+TRAJECTORY_KEYS = ("messages", "traj")
 ROLES = {
     "system": "system",
     "developer": "system",
@@ -147,18 +152,68 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     with path.open("rb") as raw:
         doc = JsonDocument(CountingReader(raw, ctx), str(path))
         top = doc.begin()
-        b = TraceBuilder(w, ctx, FORMAT, str(unit.path), path.stem)
-        chat = ChatWriter(b)
+        trajectories: list[ImportResult] = []
         if top == "[":
+            b, chat = None, None
             for i, m in enumerate(doc.items()):
+                messages = _trajectory(m)
+                if messages is not None and chat is None:
+                    trajectories.append(_one_trajectory(w, ctx, unit, m, messages, i))
+                    continue
+                if trajectories:
+                    raise InvalidInputError(
+                        f"{path}: [{i}]: whole conversations and single messages mixed "
+                        "at the top level"
+                    )
+                if chat is None:
+                    b = TraceBuilder(w, ctx, FORMAT, str(unit.path), path.stem)
+                    chat = ChatWriter(b)
                 chat.add(m, f"{path}: messages[{i}]")
         else:
+            b = TraceBuilder(w, ctx, FORMAT, str(unit.path), path.stem)
+            chat = ChatWriter(b)
             _log_document(doc, b, chat, path)
         doc.end()
+    if trajectories:
+        return trajectories
+    if b is None or chat is None:
+        raise InvalidInputError(f"{path}: an empty list; no messages")
     if chat.count == 0:
         ctx.warn(f"{path}: no messages")
     b.set_title(b.first_text() or path.stem)
     return [b.finish()]
+
+
+def _trajectory(item: Any) -> list[Any] | None:
+    """The messages of a list item that is a whole conversation (a list of messages, or an
+    object with ``messages``, as benchmark histories hold them), else ``None``."""
+    if isinstance(item, list):
+        return item
+    if isinstance(item, dict) and "role" not in item:
+        for key in TRAJECTORY_KEYS:
+            if isinstance(item.get(key), list):
+                return list(item[key])
+    return None
+
+
+def _one_trajectory(
+    w: Writer, ctx: ImportContext, unit: ImportUnit, item: Any, messages: list[Any], i: int
+) -> ImportResult:
+    """Trajectory ``i`` of a list: a trace of its own; an object's other keys are metadata."""
+    path = unit.main
+    meta = (
+        {k: v for k, v in item.items() if k not in TRAJECTORY_KEYS}
+        if isinstance(item, dict)
+        else {}
+    )
+    one = TraceBuilder(w, ctx, FORMAT, str(unit.path), f"{path.stem} #{i}", scrub(meta) or None)
+    conv = ChatWriter(one)
+    for j, m in enumerate(messages):
+        conv.add(m, f"{path}: [{i}].messages[{j}]" if meta else f"{path}: [{i}][{j}]")
+    if conv.count == 0:
+        raise InvalidInputError(f"{path}: [{i}] is an empty conversation")
+    one.set_title(one.first_text() or one.title)
+    return one.finish()
 
 
 def _log_document(doc: JsonDocument, b: TraceBuilder, chat: ChatWriter, path: Path) -> None:

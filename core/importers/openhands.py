@@ -437,12 +437,21 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         for path in files:
             _read(conv, ctx, path)
         conv.finish()
-        if not files:
-            ctx.warn(f"{unit.path}: no events found beside base_state.json")
+        if not b.messages:
+            raise InvalidInputError(_nothing_to_show(unit, bool(files)))
         b.set_title(b.first_text() or title)
         return [b.finish()]
     finally:
         conv.close()
+
+
+def _nothing_to_show(unit: ImportUnit, had_events: bool) -> str:
+    if had_events:
+        return f"{unit.path}: OpenHands events with no messages; nothing to import"
+    return (
+        f"{unit.path}: an OpenHands conversation's settings (base_state.json) without its "
+        "events; open the conversation folder that holds the event-*.json files (or events/)"
+    )
 
 
 def _read(conv: _Conversation, ctx: ImportContext, path: Path) -> None:

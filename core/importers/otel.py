@@ -302,6 +302,7 @@ def input_messages(s: Span) -> list[MsgDict] | None:
         or _indexed(unflatten(a, "llm.input_messages."))
         or _event_messages(s, output=False)
         or normalize(a.get("gen_ai.prompt"))
+        or normalize(a.get("ai.prompt.messages"))
     )
     if found is None:
         return None
@@ -327,6 +328,7 @@ def output_messages(s: Span) -> list[MsgDict] | None:
         or normalize(a.get("output.value"), "assistant")
         or normalize(a.get("gen_ai.completion"), "assistant")
         or _raw_output(a.get("gen_ai.output"))
+        or normalize(a.get("ai.response.text"), "assistant")
     )
 
 
@@ -636,7 +638,7 @@ def _collect(path: Path, ctx: ImportContext) -> _Collected:
         if doc.begin() == "[":
             for i, item in enumerate(doc.items()):
                 ctx.where = f"{path}: [{i}]"
-                _list_item(got, as_dict(item))
+                _list_item(got, as_dict(item), ctx.where)
         else:
             trace: dict[str, Any] = {}
             for key in doc.members():
@@ -666,13 +668,13 @@ def _collect(path: Path, ctx: ImportContext) -> _Collected:
     return got
 
 
-def _list_item(got: _Collected, item: dict[str, Any]) -> None:
+def _list_item(got: _Collected, item: dict[str, Any], where: str) -> None:
     if "resourceSpans" in item:
         got.add(otlp_spans(item, got.count()))
-    elif "attributes" in item or "context" in item:
+    elif "attributes" in item or "context" in item or "spanContext" in item:
         got.add(iter([sdk_span(item, got.count())]))
     else:
-        raise InvalidInputError("expected spans (with 'attributes') in the list")
+        raise InvalidInputError(f"{where}: expected spans (with 'attributes') in the list")
 
 
 def _chatml_entry(value: Any) -> bool:
@@ -726,5 +728,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         t.run(spans)
         if b.messages == 0:
             ctx.warn(f"{path}: trace {tid} has no LLM or tool spans with content")
+        if not lf.get("name"):  # a span name says what ran, the request what it was for
+            b.set_title(b.first_text() or title)
         results.append(b.finish())
     return results

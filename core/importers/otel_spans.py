@@ -27,6 +27,8 @@ LLM_OPS = frozenset(
     }
 )
 AGENT_OPS = frozenset({"invoke_agent", "create_agent"})
+#: Vercel AI SDK spans (the JavaScript SDK OpenInference's exporters read): the provider call.
+VERCEL_CALLS = (".doGenerate", ".doStream")
 
 
 @dataclass
@@ -56,6 +58,8 @@ class Span:
         obs = self.observation_type.upper()
         if op in LLM_OPS or oi == "LLM" or obs == "GENERATION" or "gen_ai.prompt.0.role" in a:
             return "llm"
+        if str(a.get("ai.operationId") or "").endswith(VERCEL_CALLS):
+            return "llm"  # the Vercel AI SDK's provider call (doGenerate / doStream)
         if op == "execute_tool" or oi == "TOOL" or obs == "TOOL":
             return "tool"
         if op in AGENT_OPS or oi == "AGENT" or obs == "AGENT" or "gen_ai.agent.name" in a:
@@ -165,6 +169,11 @@ def _status(code: Any, message: Any) -> str:
 
 # -- SDK span lists (any-agent, opentelemetry-sdk to_json) ----------------------------
 def sdk_span(sp: dict[str, Any], n: int) -> Span:
+    """A span as the Python SDK's ``to_json`` writes it, or as the JavaScript SDK's
+    ``ReadableSpan`` serializes (``spanContext``, ``parentSpanId``/``parentSpanContext``,
+    times as ``[seconds, nanoseconds]``)."""
+    if "spanContext" in sp:
+        return _js_span(sp, n)
     ctx = as_dict(sp.get("context"))
     parent = sp.get("parent")
     parent_id = as_dict(parent).get("span_id") if isinstance(parent, dict) else parent
@@ -189,6 +198,39 @@ def sdk_span(sp: dict[str, Any], n: int) -> Span:
         status=_status(status.get("status_code"), status.get("description")),
         order=n,
     )
+
+
+def _js_span(sp: dict[str, Any], n: int) -> Span:
+    ctx = as_dict(sp.get("spanContext"))
+    parent = sp.get("parentSpanId") or as_dict(sp.get("parentSpanContext")).get("spanId")
+    status = as_dict(sp.get("status"))
+    events = [
+        {
+            "name": as_dict(e).get("name"),
+            "time": _hrtime(as_dict(e).get("time")),
+            "attributes": as_dict(as_dict(e).get("attributes")),
+        }
+        for e in as_list(sp.get("events"))
+    ]
+    return Span(
+        trace_id=str(ctx.get("traceId") or "trace"),
+        span_id=str(ctx.get("spanId") or n),
+        parent_id=str(parent) if parent else None,
+        name=str(sp.get("name") or ""),
+        start=_hrtime(sp.get("startTime")) or 0.0,
+        end=_hrtime(sp.get("endTime")),
+        attrs=as_dict(sp.get("attributes")),
+        events=events,
+        status=_status(status.get("code"), status.get("message")),
+        order=n,
+    )
+
+
+def _hrtime(value: Any) -> float | None:
+    """OpenTelemetry JS ``HrTime`` (``[seconds, nanoseconds]``), else what ``parse_time`` reads."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) for x in value):
+        return float(value[0]) + float(value[1]) / 1e9
+    return parse_time(value)
 
 
 # -- Langfuse exports -------------------------------------------------------------------

@@ -13,10 +13,24 @@ import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
 T = TypeVar("T")
+
+
+class TraceRow(NamedTuple):
+    """A trace's row with ``core.records.Trace``'s fields (without importing it)."""
+
+    id: str
+    title: str
+    source: str
+    created_at: float
+    head: int | None
+    messages: int
+    metadata: Any
+
+
 VERSIONS = Path(__file__).parent / "migrations" / "versions"
 _REVISION = re.compile(r'^(down_revision|revision)\s*=\s*(?:"([^"]+)"|None)', re.MULTILINE)
 
@@ -33,15 +47,15 @@ def head_revision(folder: Path = VERSIONS) -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
-def list_traces(target: str) -> list[dict[str, Any]] | None:
-    """``[{id, title, source, created_at, messages, head}]`` oldest first, or ``None`` when
-    ``target`` is not a local store file at the current schema (use the ``Store``)."""
-    return _query(target, _read)
+def trace_figures(target: str) -> tuple[list[Any], dict[str, Any], dict[str, Any]] | None:
+    """What ``core/inspect/trace_list.py:assemble`` needs: the traces (``Trace`` records),
+    calls per trace and message spans per trace, or ``None`` as ``trace_figures``."""
+    return _query(target, _figures)
 
 
 def call_usages(target: str) -> list[tuple[Any, ...]] | None:
     """``(trace_id, call_index, model, usage JSON text, agent_name, head_sequence)`` of
-    every model call (what pricing needs), or ``None`` as ``list_traces``."""
+    every model call (what pricing needs), or ``None`` as ``trace_figures``."""
     return _query(target, _calls)
 
 
@@ -65,13 +79,31 @@ def _query(target: str, read: Callable[[sqlite3.Connection], T]) -> T | None:
         conn.close()
 
 
-def _read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    rows = conn.execute(
-        "SELECT id, title, source, created_at, message_count, head_sequence"
-        " FROM traces ORDER BY created_at, id"
-    )
-    keys = ("id", "title", "source", "created_at", "messages", "head")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+def _figures(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    import json
+
+    traces = [
+        TraceRow(tid, title, source, created, head, n, json.loads(meta) if meta else None)
+        for tid, title, source, created, n, head, meta in conn.execute(
+            "SELECT id, title, source, created_at, message_count, head_sequence, metadata"
+            " FROM traces ORDER BY created_at, id"
+        )
+    ]
+    calls = {
+        tid: (int(n), model or None)
+        for tid, n, model in conn.execute(
+            "SELECT trace_id, count(*), max(model) FROM llm_calls GROUP BY trace_id"
+        )
+    }
+    spans = {
+        tid: (lo, hi, int(n or 0))
+        for tid, lo, hi, n in conn.execute(
+            "SELECT trace_id, min(created_at), max(created_at),"
+            " sum(CASE WHEN token_count > 0 THEN token_count ELSE 0 END)"
+            " FROM messages GROUP BY trace_id"
+        )
+    }
+    return traces, calls, spans
 
 
 def _calls(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Text, and_, case, cast, func, or_, select
+from sqlalchemy import Connection, Text, and_, bindparam, case, cast, func, or_, select
 
 from core.errors import NotFoundError
 from core.records import (
@@ -233,10 +233,8 @@ class Reader:
         wanted = sorted(set(sequences))
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
-            q = select(t.messages).where(
-                t.messages.c.trace_id == trace_id, t.messages.c.sequence.in_(chunk)
-            )
-            for msg in self._messages(self.conn.execute(q)):
+            rows_ = self.conn.execute(_MESSAGES_IN, {"tid": trace_id, "seqs": chunk})
+            for msg in self._messages(rows_):
                 out[msg.sequence] = msg
         return out
 
@@ -460,3 +458,11 @@ class Reader:
             .order_by(t.import_records.c.item)
         )
         return list(self.conn.execute(q).scalars())
+
+
+#: Built once (``messages`` runs per model call of an import; building the statement cost
+#: more than running it).
+_MESSAGES_IN = select(t.messages).where(
+    t.messages.c.trace_id == bindparam("tid"),
+    t.messages.c.sequence.in_(bindparam("seqs", expanding=True)),
+)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -101,6 +101,9 @@ class Writer:
         self.read = Reader(conn)
         self.objects = objects
         self._states: dict[str, _TraceState] = {}
+        self._calls: list[dict[str, Any]] = []
+        self._metadata: dict[str, Any] = {}
+        """Metadata of the traces written in this transaction (``trace_metadata``)."""
 
     # -- traces -----------------------------------------------------------------------
     def create_trace(
@@ -114,28 +117,38 @@ class Writer:
         tid = trace_id or uuid.uuid4().hex[:16]
         now = time.time() if created_at is None else created_at
         self.conn.execute(
-            insert(t.traces).values(
-                id=tid,
-                title=title,
-                source=source,
-                created_at=now,
-                head_sequence=None,
-                next_sequence=0,
-                next_line=0,
-                message_count=0,
-                metadata=metadata,
-            )
+            _INSERT_TRACE,
+            {
+                "id": tid,
+                "title": title,
+                "source": source,
+                "created_at": now,
+                "head_sequence": None,
+                "next_sequence": 0,
+                "next_line": 0,
+                "message_count": 0,
+                "metadata": metadata,
+            },
         )
         self._states[tid] = _TraceState(tid, 0, 0, None, 0, {})
+        self._metadata[tid] = metadata
         return Trace(tid, title, source, now, None, 0, metadata)
 
     def set_title(self, trace_id: str, title: str) -> None:
         self.conn.execute(update(t.traces).where(t.traces.c.id == trace_id).values(title=title))
 
+    def set_created_at(self, trace_id: str, created_at: float) -> None:
+        self.conn.execute(_SET_CREATED, {"tid": trace_id, "created_at": created_at})
+
+    def trace_metadata(self, trace_id: str) -> Any:
+        """The trace's metadata as this transaction has it (as written here, else read)."""
+        if trace_id in self._metadata:
+            return self._metadata[trace_id]
+        return self.conn.execute(_TRACE_METADATA, {"tid": trace_id}).scalar()
+
     def update_trace_metadata(self, trace_id: str, metadata: Any) -> None:
-        self.conn.execute(
-            update(t.traces).where(t.traces.c.id == trace_id).values(metadata=metadata)
-        )
+        self.conn.execute(_SET_METADATA, {"tid": trace_id, "metadata": metadata})
+        self._metadata[trace_id] = metadata
 
     def _state(self, trace_id: str) -> _TraceState:
         st = self._states.get(trace_id)
@@ -401,39 +414,24 @@ class Writer:
         return old, to_sequence
 
     def flush(self) -> None:
-        """Write back sequence counters, heads and the line index (called at commit)."""
+        """Write back sequence counters, heads, the line index and the queued LLM calls
+        (called at commit). Each kind of row goes in one executemany for all traces."""
+        self.flush_calls()
+        states: list[dict[str, Any]] = []
+        new_lines: list[dict[str, Any]] = []
         for st in self._states.values():
             if not st.dirty:
                 continue
-            self.conn.execute(
-                update(t.traces)
-                .where(t.traces.c.id == st.trace_id)
-                .values(
-                    next_sequence=st.next_sequence,
-                    next_line=st.next_line,
-                    head_sequence=st.head,
-                    message_count=st.message_count,
-                )
+            states.append(
+                {
+                    "tid": st.trace_id,
+                    "next_sequence": st.next_sequence,
+                    "next_line": st.next_line,
+                    "head_sequence": st.head,
+                    "message_count": st.message_count,
+                }
             )
-            new = [li for li in st.lines.values() if li.new]
-            if new:
-                self.conn.execute(
-                    insert(t.lines),
-                    [
-                        {
-                            "trace_id": st.trace_id,
-                            "line": li.line,
-                            "parent_line": li.parent_line,
-                            "start_depth": li.start_depth,
-                            "start_sequence": li.start_sequence,
-                            "tip_sequence": li.tip_sequence,
-                            "tip_depth": li.tip_depth,
-                            "branch_type": li.branch_type,
-                            "branch_id": li.branch_id,
-                        }
-                        for li in new
-                    ],
-                )
+            new_lines.extend(_line_row(st.trace_id, li) for li in st.lines.values() if li.new)
             for li in st.lines.values():
                 if li.dirty and not li.new:
                     self.conn.execute(
@@ -443,6 +441,10 @@ class Writer:
                     )
                 li.new = li.dirty = False
             st.dirty = False
+        if states:
+            self.conn.execute(_SET_STATE, states)
+        if new_lines:
+            self.conn.execute(_INSERT_LINE, new_lines)
 
     # -- LLM calls and compactions -------------------------------------------------------
     def next_call_index(self, trace_id: str) -> int:
@@ -451,24 +453,19 @@ class Writer:
     def record_llm_call(self, call: LlmCall, encoded: list[Any] | None = None) -> LlmCall:
         """``encoded``: the context already as ``encode_items`` gives it (a caller that keeps
         it incrementally saves re-encoding a long context on every call)."""
-        values = {
-            "trace_id": call.trace_id,
-            "call_index": call.call_index,
-            "head_sequence": call.head_sequence,
-            "context": encoded if encoded is not None else encode_items(call.context),
-            "request_sha256": call.request_sha256,
-            "model": call.model,
-            "response_sequence": call.response_sequence,
-            "usage": call.usage,
-            "latency_ms": call.latency_ms,
-            "error": call.error,
-            "agent_name": call.agent_name,
-            "branch_type": call.branch_type,
-            "params": call.params,
-            "created_at": call.created_at or time.time(),
-        }
-        res = self.conn.execute(insert(t.llm_calls).values(**values))
+        self.flush_calls()
+        res = self.conn.execute(insert(t.llm_calls).values(**_call_values(call, encoded)))
         return _with_id(call, res.inserted_primary_key)
+
+    def queue_llm_call(self, call: LlmCall) -> None:
+        """Record ``call`` with the next ``flush``: an import's calls go in one executemany
+        (a statement built per call cost the Inspect import more than reading the log)."""
+        self._calls.append(_call_values(call, None))
+
+    def flush_calls(self) -> None:
+        if self._calls:
+            self.conn.execute(_INSERT_CALL, self._calls)
+            self._calls = []
 
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
         res = self.conn.execute(
@@ -664,23 +661,27 @@ class Writer:
     def record_import(
         self,
         content_hash: str,
-        item: int,
-        trace_id: str,
+        trace_ids: Sequence[str],
         path: str,
         fmt: str,
         nbytes: int | None = None,
     ) -> None:
-        self.conn.execute(
-            insert(t.import_records).values(
-                content_hash=content_hash,
-                item=item,
-                trace_id=trace_id,
-                path=path,
-                format=fmt,
-                imported_at=time.time(),
-                bytes=nbytes,
-            )
-        )
+        """The traces one import unit wrote (item ``i`` is ``trace_ids[i]``), one statement."""
+        now = time.time()
+        rows_ = [
+            {
+                "content_hash": content_hash,
+                "item": i,
+                "trace_id": tid,
+                "path": path,
+                "format": fmt,
+                "imported_at": now,
+                "bytes": nbytes,
+            }
+            for i, tid in enumerate(trace_ids)
+        ]
+        if rows_:
+            self.conn.execute(_INSERT_IMPORT, rows_)
 
     # -- checkpoints -------------------------------------------------------------------
     def write_checkpoint(
@@ -812,6 +813,53 @@ def _new_row(
         nm.created_at if nm.created_at is not None else now,
         nm.metadata,
     )
+
+
+# Statements an import runs once per trace, built once: building one (``.values(...)``,
+# its cache key) cost more than executing it.
+_INSERT_TRACE = insert(t.traces)
+_INSERT_CALL = insert(t.llm_calls)
+_INSERT_IMPORT = insert(t.import_records)
+_INSERT_LINE = insert(t.lines)
+_BY_ID = t.traces.c.id == bindparam("tid")
+_SET_STATE = update(t.traces).where(_BY_ID)
+_SET_CREATED = update(t.traces).where(_BY_ID)
+_SET_METADATA = update(t.traces).where(_BY_ID)
+_TRACE_METADATA = select(t.traces.c.metadata).where(_BY_ID)
+
+
+def _line_row(trace_id: str, li: _Line) -> dict[str, Any]:
+    return {
+        "trace_id": trace_id,
+        "line": li.line,
+        "parent_line": li.parent_line,
+        "start_depth": li.start_depth,
+        "start_sequence": li.start_sequence,
+        "tip_sequence": li.tip_sequence,
+        "tip_depth": li.tip_depth,
+        "branch_type": li.branch_type,
+        "branch_id": li.branch_id,
+    }
+
+
+def _call_values(call: LlmCall, encoded: list[Any] | None) -> dict[str, Any]:
+    """The ``llm_calls`` row of ``call``."""
+    return {
+        "trace_id": call.trace_id,
+        "call_index": call.call_index,
+        "head_sequence": call.head_sequence,
+        "context": encoded if encoded is not None else encode_items(call.context),
+        "request_sha256": call.request_sha256,
+        "model": call.model,
+        "response_sequence": call.response_sequence,
+        "usage": call.usage,
+        "latency_ms": call.latency_ms,
+        "error": call.error,
+        "agent_name": call.agent_name,
+        "branch_type": call.branch_type,
+        "params": call.params,
+        "created_at": call.created_at or time.time(),
+    }
 
 
 _MESSAGE_COLUMNS = (

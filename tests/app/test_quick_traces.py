@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 from app.cli import main
+from core.inspect.trace_list import assemble, summaries
 from core.records import NewMessage
 from core.store import Store
 from core.store.engine import HEAD_REVISION
-from core.store.quick import head_revision, list_traces
+from core.store.quick import head_revision, trace_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,18 +36,23 @@ def test_head_revision_read_from_the_migration_chain_is_the_engines() -> None:
     assert head_revision() == HEAD_REVISION
 
 
+def _list_traces(db: str) -> list[dict[str, object]] | None:
+    figures = trace_figures(db)
+    return None if figures is None else [s.to_json() for s in assemble(*figures)]
+
+
 def test_quick_listing_equals_the_store_listing(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     _store(db)
-    with Store.open(db) as s:
-        full = [
-            {"id": t.id, "title": t.title, "source": t.source, "created_at": t.created_at,
-             "messages": t.messages, "head": t.head}
-            for t in s.traces()
-        ]  # fmt: skip
-    assert list_traces(str(db)) == full
+    with Store.open(db) as s, s.read() as r:
+        full = [row.to_json() for row in summaries(r)]
+    assert [(f["id"], f["title"], f["messages"]) for f in full] == [
+        (t.id, t.title, t.messages) for t in Store.open(db).traces()
+    ]
+    assert _list_traces(str(db)) == full
     code, text = _cli("--db", str(db), "traces", "--json")
-    assert code == 0 and json.loads(text) == full
+    listed = json.loads(text)
+    assert code == 0 and [{k: v for k, v in t.items() if k != "cost"} for t in listed] == full
 
 
 def test_other_revisions_and_non_stores_fall_back_to_the_store(tmp_path: Path) -> None:
@@ -54,16 +60,16 @@ def test_other_revisions_and_non_stores_fall_back_to_the_store(tmp_path: Path) -
     _store(db)
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE alembic_version SET version_num = '0004_pending_token_counts'")
-    assert list_traces(str(db)) is None
+    assert _list_traces(str(db)) is None
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as conn:
         conn.execute("CREATE TABLE x (a)")
-    assert list_traces(str(other)) is None
+    assert _list_traces(str(other)) is None
     code, _ = _cli("--db", str(other), "traces", "--json")
     assert code == 2  # the Store names what is wrong
-    assert list_traces(str(tmp_path / "missing.db")) is None
+    assert _list_traces(str(tmp_path / "missing.db")) is None
     assert _cli("--db", str(tmp_path / "missing.db"), "traces")[0] == 2
-    assert list_traces("sqlite:///" + str(db)) is None
+    assert _list_traces("sqlite:///" + str(db)) is None
 
 
 def test_traces_command_imports_no_sqlalchemy(tmp_path: Path) -> None:

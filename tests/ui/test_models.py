@@ -19,6 +19,7 @@ from core.inspect.goals import goal_outline
 from core.inspect.membership import context_membership
 from core.inspect.panels import grant_rows, skill_rows
 from core.inspect.timeline import TimelineRow
+from core.inspect.trace_list import group_evals, summaries
 from core.records import Trace
 from core.sample import write_long_trace
 from core.store import Store
@@ -29,7 +30,7 @@ from ui.panes.context import ROW_COLUMNS
 from ui.panes.goals import GoalTreeModel, SummaryRole
 from ui.panes.records import GRANT_COLUMNS, SKILL_COLUMNS
 from ui.panes.table_model import RecordTableModel
-from ui.panes.traces import TRACE_COLUMNS
+from ui.panes.trace_tree import TraceFilter, TraceTreeModel
 from ui.timeline.model import InContextRole, RowRole, TimelineModel
 
 BIG = 100_000
@@ -148,7 +149,6 @@ def test_table_models_pass_the_model_tester(
 ) -> None:
     with Store.open(sample_path) as store, store.read() as r:
         tables: list[tuple[list[Any], list[Any]]] = [
-            (TRACE_COLUMNS, r.traces()),
             (SKILL_COLUMNS, skill_rows(r, sample_trace.id)),
             (GRANT_COLUMNS, grant_rows(r, sample_trace.id)),
             (ROW_COLUMNS, list(current_report(r, sample_trace.id).rows)),
@@ -219,3 +219,16 @@ def test_diff_and_retention_models_pass_the_model_tester(
     lost = next(n for n, r in enumerate(cp.retention) if not r.kept)
     assert retention.data(retention.index(lost, 0)) == "LOST"
     assert retention.data(retention.index(lost, 0), Qt.ItemDataRole.ForegroundRole) is not None
+
+
+def test_trace_tree_passes_the_model_tester(qtmodeltester: Any, sample_path: Path) -> None:
+    with Store.open(sample_path) as store, store.read() as r:
+        rows = group_evals(summaries(r))
+    model = TraceTreeModel()
+    model.set_rows(rows)
+    assert model.rowCount() == len(rows) > 0 and len(model.records) == len(rows)
+    qtmodeltester.check(model)
+    proxy = TraceFilter()
+    proxy.setSourceModel(model)
+    proxy.sort(2, Qt.SortOrder.DescendingOrder)
+    qtmodeltester.check(proxy)

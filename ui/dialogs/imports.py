@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.importers.detect import FORMATS
+from core.importers.formats import FORMATS
 from core.inspect.imports import ImportReport, ImportRow, import_for_window
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel

@@ -1,63 +1,68 @@
-"""Trace browser (UI-1): the traces in the open store, with source, size and date."""
+"""Trace browser (UI-1): the traces in the open store with what each was (title), its score
+where it is an eval sample, when it started, its model calls and tokens; the samples of an
+Inspect eval grouped under the eval. Newest first; every column sorts; a score filter."""
 
 from __future__ import annotations
 
-import time
-
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from core.records import Trace
-from ui.panes.common import RecordTable
-from ui.panes.table_model import Column, RecordTableModel
+from core.inspect.trace_list import group_evals, summaries
+from ui.panes.trace_tree import (
+    COLUMNS,
+    SORTS,
+    TRACE_ID_ROLE,
+    TraceFilter,
+    TraceTreeModel,
+    TwoLineDelegate,
+)
 from ui.session import Session
 
-
-def _date(t: Trace) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
-
-
-TRACE_COLUMNS: list[Column[Trace]] = [
-    Column("Title", lambda t: t.title or t.id, tooltip=lambda t: f"{t.title}\nid {t.id}"),
-    Column("Source", lambda t: t.source),
-    Column("Messages", lambda t: f"{t.messages:,}", align_right=True),
-    Column("Created", _date),
-]
+ANY_SCORE = "any score"
+#: Narrow figure columns, so the title keeps most of the pane (pixels at the default font).
+WIDTHS = {"Score": 46, "Start": 86, "Calls": 42, "Tokens": 54, "Duration": 64, "Messages": 64}
+#: Evals are shown opened when the whole list is at most this many rows.
+EXPAND_ROWS = 400
+EMPTY = (
+    "No traces in this store.\nImport trace files with Ctrl+I or drop them onto the "
+    "window; open another store with Ctrl+O."
+)
 
 
 class TraceBrowser(QWidget):
     trace_chosen = Signal(str)
     compare_requested = Signal(str, str)
-    """Two traces to compare (in list order: the older is A)."""
+    """Two traces to compare (in store order: the older is A)."""
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("traceBrowser")
         self.session = session
-        self.model: RecordTableModel[Trace] = RecordTableModel(TRACE_COLUMNS, self)
-        self.table = RecordTable(
-            self.model,
-            "No traces in this store.\nImport trace files with Ctrl+I or drop them onto the "
-            "window; open another store with Ctrl+O.",
-        )
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2, 3):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.clicked.connect(self._clicked)
-        self.table.activated.connect(self._clicked)
-        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.model = TraceTreeModel(self)
+        self.proxy = TraceFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = self._tree()
+        self.score_filter = QComboBox()
+        self.score_filter.setObjectName("scoreFilter")
+        self.score_filter.setToolTip("Show only the eval samples with this score")
+        self.score_filter.currentTextChanged.connect(self._score_chosen)
+        self.sort = QComboBox()
+        self.sort.setObjectName("traceSort")
+        self.sort.setToolTip("Order of the list (the header sorts by any shown column too)")
+        self.sort.addItems([label for label, _, _ in SORTS])
+        self.sort.currentIndexChanged.connect(self._sort_chosen)
         self.compare_button = QPushButton("Compare…")
         self.compare_button.setObjectName("compareTraces")
         self.compare_button.setToolTip(
@@ -74,39 +79,132 @@ class TraceBrowser(QWidget):
         self.where = QLabel("No store open")
         self.where.setWordWrap(True)
         self.where.setObjectName("storePath")
+        top = QHBoxLayout()
+        top.addWidget(self.sort, 1)
+        top.addWidget(self.score_filter, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.where)
+        layout.addLayout(top)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
         session.store_changed.connect(self.reload)
         session.changed.connect(self._mark_current)
 
+    def _tree(self) -> QTreeView:
+        tree = QTreeView()
+        tree.setObjectName("traceList")
+        tree.setModel(self.proxy)
+        tree.setRootIsDecorated(True)
+        tree.setIndentation(12)
+        tree.setUniformRowHeights(True)
+        tree.setAlternatingRowColors(True)
+        tree.setSortingEnabled(True)
+        tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        tree.setItemDelegateForColumn(0, TwoLineDelegate(tree))
+        _, column, descending = SORTS[0]
+        tree.sortByColumn(column, _order(descending))
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(28)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col, (name, _, _, shown) in enumerate(COLUMNS[1:], start=1):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(col, WIDTHS.get(name, 80))
+            tree.setColumnHidden(col, not shown)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._columns_menu)
+        tree.clicked.connect(self._clicked)
+        tree.activated.connect(self._clicked)
+        tree.selectionModel().selectionChanged.connect(self._selection_changed)
+        tree.setToolTip("Right-click the header to show more columns (model, duration, …)")
+        return tree
+
+    def _columns_menu(self, at: QPoint) -> None:
+        menu = QMenu(self)
+        for col, (name, *_rest) in enumerate(COLUMNS):
+            if col == 0:
+                continue
+            act = menu.addAction(name)
+            act.setCheckable(True)
+            act.setChecked(not self.table.isColumnHidden(col))
+            act.toggled.connect(lambda on, c=col: self.table.setColumnHidden(c, not on))
+        menu.exec(self.table.header().mapToGlobal(at))
+
     def reload(self) -> None:
         store = self.session.store
         self.where.setText(f"Store: {store.describe()}" if store else "No store open")
-        self.model.set_records(store.traces() if store else [])
+        rows = []
+        if store is not None:
+            with store.read() as r:
+                rows = group_evals(summaries(r))
+        self.model.set_rows(rows)
+        if len(self.model.records) <= EXPAND_ROWS:
+            self.table.expandAll()
+        self._fill_scores()
+        self.table.setToolTip("" if rows else EMPTY)
         self._mark_current()
 
+    def _fill_scores(self) -> None:
+        current = self.score_filter.currentText()
+        self.score_filter.blockSignals(True)
+        self.score_filter.clear()
+        self.score_filter.addItems([ANY_SCORE, *self.model.scores])
+        self.score_filter.setCurrentText(current if current in self.model.scores else ANY_SCORE)
+        self.score_filter.blockSignals(False)
+        self.score_filter.setVisible(bool(self.model.scores))
+        self._score_chosen(self.score_filter.currentText())
+
+    def _sort_chosen(self, choice: int) -> None:
+        _, column, descending = SORTS[choice]
+        self.table.sortByColumn(column, _order(descending))
+
+    def _score_chosen(self, text: str) -> None:
+        self.proxy.set_score(None if text in ("", ANY_SCORE) else text)
+        if self.proxy.score is not None:
+            self.table.expandAll()
+
+    # -- rows and selection -------------------------------------------------------------
+    def _indexes(self) -> list[QModelIndex]:
+        """Column-0 proxy indexes of every trace row (samples included)."""
+        out: list[QModelIndex] = []
+        stack = [QModelIndex()]
+        while stack:
+            parent = stack.pop()
+            for row in range(self.proxy.rowCount(parent)):
+                index = self.proxy.index(row, 0, parent)
+                if index.data(TRACE_ID_ROLE):
+                    out.append(index)
+                stack.append(index)
+        return out
+
     def _mark_current(self) -> None:
-        for row, t in enumerate(self.model.records):
-            if t.id == self.session.trace_id:
-                self.table.selectRow(row)
+        for index in self._indexes():
+            if index.data(TRACE_ID_ROLE) == self.session.trace_id:
+                self.table.scrollTo(index)
+                self.table.selectionModel().select(
+                    index,
+                    self.table.selectionModel().SelectionFlag.ClearAndSelect
+                    | self.table.selectionModel().SelectionFlag.Rows,
+                )
                 return
 
     def selected_ids(self) -> list[str]:
-        """The selected traces, in list order."""
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [t.id for t in (self.model.record(r) for r in rows) if t is not None]
+        """The selected traces, in store order."""
+        chosen = {
+            i.data(TRACE_ID_ROLE)
+            for i in self.table.selectionModel().selectedRows()
+            if i.data(TRACE_ID_ROLE)
+        }
+        return [t.id for t in self.model.records if t.id in chosen]
 
     def select_ids(self, ids: list[str]) -> None:
         self.table.clearSelection()
         flags = self.table.selectionModel().SelectionFlag
-        for row, t in enumerate(self.model.records):
-            if t.id in ids:
-                self.table.selectionModel().select(
-                    self.model.index(row, 0), flags.Select | flags.Rows
-                )
+        for index in self._indexes():
+            if index.data(TRACE_ID_ROLE) in ids:
+                self.table.selectionModel().select(index, flags.Select | flags.Rows)
 
     def _selection_changed(self) -> None:
         n = len(self.selected_ids())
@@ -125,6 +223,10 @@ class TraceBrowser(QWidget):
         mods = QApplication.keyboardModifiers()
         if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier):
             return  # adding to the selection (to compare), not opening
-        t = self.model.record(index.row())
-        if t is not None and t.id != self.session.trace_id:
-            self.trace_chosen.emit(t.id)
+        trace_id = self.proxy.index(index.row(), 0, index.parent()).data(TRACE_ID_ROLE)
+        if trace_id and trace_id != self.session.trace_id:
+            self.trace_chosen.emit(trace_id)
+
+
+def _order(descending: bool) -> Qt.SortOrder:
+    return Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder

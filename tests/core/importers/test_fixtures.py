@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.context.view import current_view
+from core.errors import InvalidInputError
 from core.importers.api import import_paths
 from core.records import Message
 from core.store import Store
@@ -210,3 +213,65 @@ def test_openai_jsonl_one_trace_per_conversation(store: Store) -> None:
     msgs = _all(store, second.trace_id)
     assert msgs[2].role == "tool" and msgs[2].tool_call_id == msgs[1].tool_calls[0].id
     assert msgs[1].tool_calls[0].name == "calc", "legacy function_call"
+
+
+def test_list_of_trajectories_is_one_trace_each(store: Store) -> None:
+    """tau-bench's historical trajectories: a list of {task_id, reward, info, traj}."""
+    path = FIX / "benchmarks/tau-bench-histories.json"
+    raw = json.loads(path.read_text())
+    results = import_paths(store, [path])
+    assert [r.format for r in results] == ["openai"] * len(raw)
+    assert [r.messages for r in results] == [len(e["traj"]) for e in raw]
+    assert [r.tool_calls for r in results] == [
+        sum(len(m.get("tool_calls") or []) for m in e["traj"]) for e in raw
+    ]
+    with store.read() as r:
+        for res, e in zip(results, raw, strict=True):
+            tr = r.trace(res.trace_id)
+            assert tr.metadata["task_id"] == e["task_id"] and tr.metadata["reward"] == e["reward"]
+            first_user = next(m["content"] for m in e["traj"] if m["role"] == "user")
+            assert tr.title == first_user
+
+
+def test_list_mixing_conversations_and_messages_is_refused(store: Store, tmp_path: Path) -> None:
+    bad = tmp_path / "mixed.json"
+    bad.write_text(
+        json.dumps([[{"role": "user", "content": "a"}], {"role": "user", "content": "b"}])
+    )
+    with pytest.raises(InvalidInputError, match=r"mixed\.json: \[1\]: whole conversations and"):
+        import_paths(store, [bad])
+    assert store.traces() == []
+
+
+def test_swe_agent_demonstration_history_alone(store: Store) -> None:
+    """SWE-agent's demonstration files: ``{"history": [...]}`` with no trajectory or info."""
+    path = FIX / "swe_agent/function_calling_simple.traj"
+    history = json.loads(path.read_text())["history"]
+    (res,) = import_paths(store, [path])
+    assert (res.format, res.messages) == ("swe-agent", len(history))
+    assert res.tool_calls == sum(len(m.get("tool_calls") or []) for m in history)
+    msgs = _all(store, res.trace_id)
+    want = [m["tool_call_ids"][0] for m in history if m["role"] == "tool"]
+    assert [m.tool_call_id for m in msgs if m.role == "tool"] == want
+
+
+def test_otel_js_span_array(store: Store) -> None:
+    """Spans as the OpenTelemetry JS SDK serializes them (``spanContext``, ``[s, ns]`` times),
+    here the Vercel AI SDK's that OpenInference's JS exporters read."""
+    path = FIX / "otel_js/ai-generateText-doGenerate.json"
+    spans = json.loads(path.read_text())
+    results = import_paths(store, [path])
+    assert len(results) == len({s["spanContext"]["traceId"] for s in spans})
+    with store.read() as r:
+        for res, sp in zip(results, sorted(spans, key=lambda s: s["startTime"]), strict=True):
+            a = sp["attributes"]
+            prompt = json.loads(a["ai.prompt.messages"])
+            assert (res.format, res.messages, res.llm_calls) == ("otel", len(prompt) + 1, 1)
+            msgs = _all(store, res.trace_id)
+            assert msgs[-1].role == "assistant" and msgs[-1].content == a["ai.response.text"]
+            (call,) = r.llm_calls(res.trace_id)
+            assert call.model in (a["gen_ai.response.model"], a["gen_ai.request.model"])
+            tr = r.trace(res.trace_id)
+            assert tr.created_at == sp["startTime"][0] + sp["startTime"][1] / 1e9
+            first_user = next(m for m in prompt if m["role"] == "user")["content"][0]["text"]
+            assert tr.title == first_user

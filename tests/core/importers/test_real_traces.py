@@ -8,6 +8,7 @@ docs/importers.md; they share no code with the importers.
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from core.errors import InvalidInputError
 from core.importers.api import import_paths, plan
 from core.store import Store
 from tests.conftest import TRACES
@@ -268,17 +270,35 @@ def test_openhands_v1_event_folder(store: Store) -> None:
     assert len(_tool_messages(store, res.trace_id)) == obs
 
 
-def test_openhands_v1_jsonl_and_base_state(store: Store) -> None:
+def test_openhands_v1_jsonl_and_base_state(store: Store, tmp_path: Path) -> None:
     path = next((TRACES / "openhands").rglob("events.jsonl"))
     (res,) = import_paths(store, [path])
     assert {"tool_calls": res.tool_calls, "messages": res.messages} == _v1_expected(_jsonl(path))
     state = next((TRACES / "openhands").rglob("base_state.json"))
-    (res2,) = import_paths(store, [state])
-    assert res2.messages == 0 and res2.warnings
+    with pytest.raises(InvalidInputError, match=r"base_state\.json.* without its events; open"):
+        import_paths(store, [state])  # settings alone: never a trace with 0 messages
+    assert len(store.traces()) == 1
+    conv = tmp_path / "conversation"  # the same settings beside real events: one trace
+    conv.mkdir()
+    shutil.copy(state, conv / "base_state.json")
+    events = next((TRACES / "openhands").rglob("event-00000-*.json")).parent
+    for p in events.glob("event-*.json"):
+        shutil.copy(p, conv / p.name)
+    (res2,) = import_paths(store, [conv])
+    assert res2.messages > 0
     with store.read() as r:
         meta = r.trace(res2.trace_id).metadata
     assert meta["id"] == _load(state)["id"]
     assert "**********" not in json.dumps(meta) or meta["agent"]["llm"]["api_key"] == "***"
+
+
+def test_openhands_single_event_file_imports_its_folder(store: Store) -> None:
+    one = next((TRACES / "openhands").rglob("event-00003-*.json"))
+    (unit,) = plan([one])
+    assert unit.path == one.parent and len(unit.files) == len(list(one.parent.glob("event-*")))
+    (res,) = import_paths(store, [one])
+    events = [_load(p) for p in sorted(one.parent.glob("event-*.json"))]
+    assert {"tool_calls": res.tool_calls, "messages": res.messages} == _v1_expected(events)
 
 
 # -- Inspect ----------------------------------------------------------------------------

@@ -1,0 +1,213 @@
+"""One row per trace for the trace list (``ctxlens traces``, the Traces pane): what it was,
+which model, when it started, how long it ran, how many model calls, how many tokens.
+
+Each figure is recorded or unknown (``None``), never guessed: the start and duration of an
+imported trace are the span its source dated (``metadata.recorded_span``, written by
+``core/importers/base.py:TraceBuilder``); a trace whose source dates nothing has no
+duration. Native runs date every message as it is written, so their span is the
+messages'. ``tokens`` is the stored transcript's tokens (all branches, counted by ctxlens),
+not billed usage. Three grouped queries for the whole store, whatever its size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from core.store.reader import Reader
+
+
+class TraceLike(Protocol):
+    """A ``core.records.Trace``, or the sqlite3-only path's row of the same fields (which
+    keeps ``ctxlens traces`` from importing the record types)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def head(self) -> int | None: ...
+    @property
+    def messages(self) -> int: ...
+    @property
+    def metadata(self) -> Any: ...
+
+
+Calls = dict[str, tuple[int, str | None]]
+"""Trace id → (model calls, a model they name)."""
+Spans = dict[str, tuple[float, float, int]]
+"""Trace id → (first and last message time, transcript tokens)."""
+
+
+@cache
+def imported_sources() -> frozenset[str]:
+    """Sources whose message times are the import's clock unless the source gave them."""
+    from core.importers.formats import FORMATS
+
+    return frozenset(FORMATS) - {"ctxlens"}
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    trace: TraceLike
+    model: str | None
+    start: float
+    duration: float | None
+    calls: int
+    tokens: int
+
+    @property
+    def eval(self) -> dict[str, Any] | None:
+        """The Inspect eval a sample trace belongs to (``None`` for other traces)."""
+        meta = self.trace.metadata
+        ev = meta.get("eval") if isinstance(meta, dict) else None
+        return ev if isinstance(ev, dict) else None
+
+    @property
+    def sample(self) -> dict[str, Any] | None:
+        meta = self.trace.metadata
+        s = meta.get("sample") if isinstance(meta, dict) else None
+        return s if isinstance(s, dict) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``ctxlens traces --json`` row (the first six keys are the contract)."""
+        tr = self.trace
+        out: dict[str, Any] = {
+            "id": tr.id,
+            "title": tr.title,
+            "source": tr.source,
+            "created_at": tr.created_at,
+            "messages": tr.messages,
+            "head": tr.head,
+            "model": self.model,
+            "start": self.start,
+            "duration": self.duration,
+            "calls": self.calls,
+            "tokens": self.tokens,
+        }
+        if self.eval is not None:
+            out["eval"] = self.eval
+        if self.sample is not None:
+            out["sample"] = self.sample
+        return out
+
+
+def summaries(r: Reader) -> list[TraceSummary]:
+    """Every trace of the store with its figures, in the store's order (oldest first)."""
+    return assemble(r.traces(), _calls(r), _messages(r))
+
+
+def assemble(traces: Iterable[TraceLike], calls: Calls, messages: Spans) -> list[TraceSummary]:
+    """The rows from the three grouped query results (``summaries``, or the sqlite3-only
+    path of ``core/store/quick.py:trace_figures``)."""
+    out = []
+    for tr in traces:
+        n_calls, call_model = calls.get(tr.id, (0, None))
+        first, last, tokens = messages.get(tr.id, (None, None, 0))
+        start, duration = _span(tr, first, last)
+        out.append(
+            TraceSummary(
+                tr, call_model or _meta_model(tr.metadata), start, duration, n_calls, tokens
+            )
+        )
+    return out
+
+
+def _calls(r: Reader) -> Calls:
+    from sqlalchemy import func, select
+
+    from core.store import schema as t
+
+    c = t.llm_calls.c
+    q = select(c.trace_id, func.count(), func.max(c.model)).group_by(c.trace_id)
+    return {tid: (int(n), model or None) for tid, n, model in r.conn.execute(q)}
+
+
+def _messages(r: Reader) -> Spans:
+    from sqlalchemy import case, func, select
+
+    from core.store import schema as t
+
+    m = t.messages.c
+    counted = func.sum(case((m.token_count > 0, m.token_count), else_=0))
+    q = select(m.trace_id, func.min(m.created_at), func.max(m.created_at), counted).group_by(
+        m.trace_id
+    )
+    return {tid: (lo, hi, int(n or 0)) for tid, lo, hi, n in r.conn.execute(q)}
+
+
+def _span(tr: TraceLike, first: float | None, last: float | None) -> tuple[float, float | None]:
+    meta = tr.metadata if isinstance(tr.metadata, dict) else {}
+    span = meta.get("recorded_span")
+    if isinstance(span, dict) and isinstance(span.get("start"), int | float):
+        start, end = float(span["start"]), float(span.get("end") or span["start"])
+        return start, (end - start) if end > start else None
+    if tr.source in imported_sources() or first is None or last is None:
+        return tr.created_at, None
+    return first, last - first
+
+
+def _meta_model(meta: Any) -> str | None:
+    if not isinstance(meta, dict):
+        return None
+    for holder in (meta, meta.get("eval"), meta.get("session_meta"), meta.get("info")):
+        if isinstance(holder, dict) and isinstance(holder.get("model"), str) and holder["model"]:
+            return str(holder["model"])
+    return None
+
+
+@dataclass(frozen=True)
+class EvalGroup:
+    """The samples of one Inspect eval, under one row of the trace list."""
+
+    key: str
+    header: dict[str, Any]
+    samples: tuple[TraceSummary, ...]
+
+    @property
+    def start(self) -> float:
+        return min(s.start for s in self.samples)
+
+    @property
+    def label(self) -> str:
+        """``task · model · status · metric value, … · N samples``."""
+        h = self.header
+        metrics = [
+            f"{name} {_number(value)}"
+            for score in h.get("scores") or []
+            for name, value in (score.get("metrics") or {}).items()
+        ]
+        parts = [h.get("task"), h.get("model"), h.get("status"), ", ".join(metrics)]
+        parts.append(f"{len(self.samples)} samples")
+        return " · ".join(str(p) for p in parts if p)
+
+
+def group_evals(rows: list[TraceSummary]) -> list[TraceSummary | EvalGroup]:
+    """Traces with the samples of each eval gathered into one group (at its first sample)."""
+    groups: dict[str, list[TraceSummary]] = {}
+    out: list[TraceSummary | EvalGroup | str] = []
+    for s in rows:
+        ev = s.eval
+        if ev is None:
+            out.append(s)
+            continue
+        key = str(ev.get("key") or ev.get("file") or "")
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(s)
+    return [
+        EvalGroup(x, groups[x][0].eval or {}, tuple(groups[x])) if isinstance(x, str) else x
+        for x in out
+    ]
+
+
+def _number(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,71 @@
+"""``ctxlens traces --json``: the contract keys plus model, start, duration, calls and tokens;
+titles that say what a trace was (the request, not the IDE context around it)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TRACES
+
+Cli = Callable[..., tuple[int, str]]
+CONTRACT = ["id", "title", "source", "created_at", "messages", "head"]
+ADDED = {"model", "start", "duration", "calls", "tokens"}
+CODEX_IDE = next(iter(sorted((TRACES / "codex").rglob("rollout-2025-09-24*.jsonl"))), None)
+EVAL = next(iter(sorted((TRACES / "inspect_ai").rglob("*.eval"))), None)
+pytestmark = pytest.mark.skipif(CODEX_IDE is None or EVAL is None, reason="no shared traces")
+
+
+def _rows(cli: Cli, db: Path, *paths: Path) -> list[dict[str, Any]]:
+    code, _ = cli("--db", str(db), "import", *map(str, paths), "--json")
+    assert code == 0
+    code, out = cli("--db", str(db), "traces", "--json")
+    assert code == 0
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+def _first_request(path: Path) -> str:
+    """The first user message of the rollout with the IDE context cut off, read raw."""
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        p = rec.get("payload", {})
+        if rec.get("type") == "response_item" and p.get("role") == "user":
+            text = p["content"][0]["text"]
+            if "## My request for Codex:" in text:
+                return " ".join(text.split("## My request for Codex:")[1].split())
+    raise AssertionError("no IDE request in the rollout")
+
+
+def test_keys_and_titles(cli: Cli, store_path: Path) -> None:
+    assert CODEX_IDE is not None and EVAL is not None
+    rows = _rows(cli, store_path, CODEX_IDE, EVAL)
+    assert all(list(r)[:6] == CONTRACT and set(r) >= ADDED for r in rows)
+    codex = next(r for r in rows if r["source"] == "codex")
+    assert not codex["title"].startswith("# Context")
+    assert _first_request(CODEX_IDE).startswith(codex["title"].rstrip("…"))
+    times = [
+        datetime.fromisoformat(json.loads(line)["timestamp"]).timestamp()
+        for line in CODEX_IDE.read_text().splitlines()
+        if line.strip()
+    ]
+    assert 0 < codex["duration"] <= max(times) - min(times) + 1e-3, "the span the rollout dated"
+    assert min(times) - 1e-3 <= codex["start"]
+    assert codex["tokens"] > 0
+    samples = [r for r in rows if r["source"] == "inspect"]
+    with zipfile.ZipFile(EVAL) as z:
+        header = json.loads(z.read("header.json"))
+    assert {r["model"] for r in samples} == {header["eval"]["model"]}
+    assert all(r["calls"] == 1 for r in samples)
+    assert all(r["eval"]["task"] == header["eval"]["task"] for r in samples)
+    ids = sorted(int(r["sample"]["id"]) for r in samples)
+    assert ids == sorted(header["eval"]["dataset"]["sample_ids"])
+    assert all(
+        r["title"].startswith(f"{header['eval']['task']} #{r['sample']['id']} ") for r in samples
+    )

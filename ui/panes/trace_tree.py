@@ -1,0 +1,321 @@
+"""The trace list as a tree: one row per trace, the samples of an Inspect eval under one
+row for the eval; each row's figures come from ``core/inspect/trace_list.py``.
+
+Sorting and the score filter are a ``TraceFilter`` proxy over ``TraceTreeModel``: numbers
+sort as numbers (``SORT_ROLE``), an eval's samples sort among themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from core.inspect.trace_list import EvalGroup, TraceSummary
+from core.records import Trace
+
+TRACE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+SCORE_ROLE = Qt.ItemDataRole.UserRole + 3
+SUBTITLE_ROLE = Qt.ItemDataRole.UserRole + 4
+#: Inspect's letter grades as numbers (its ``value_to_float``): correct, partial, incorrect.
+GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+
+Row = TraceSummary | EvalGroup
+Cell = Callable[[Row], tuple[str, Any]]
+
+
+def when(ts: float) -> str:
+    """A start time in few characters: month and day this year, the date before."""
+    now = time.localtime()
+    t = time.localtime(ts)
+    return time.strftime("%b %d %H:%M" if t.tm_year == now.tm_year else "%Y-%m-%d", t)
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds:.1f}s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m {seconds % 60:02.0f}s"
+    return f"{seconds // 3600:.0f}h {seconds % 3600 // 60:02.0f}m"
+
+
+def compact(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else f"{n:,}"
+
+
+def score_value(value: Any) -> float | None:
+    """A score as a number where it is one (letter grades included)."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    return GRADES.get(value) if isinstance(value, str) else None
+
+
+def _score(row: Row) -> tuple[str, Any]:
+    if isinstance(row, EvalGroup):
+        first = next(
+            (v for s in row.header.get("scores") or [] for v in (s.get("metrics") or {}).values()),
+            None,
+        )
+        text = f"{first:.2f}" if isinstance(first, float) else ("" if first is None else str(first))
+        return text, first if isinstance(first, int | float) else -1.0
+    value = (row.sample or {}).get("score")
+    if value is None:
+        return "", -1.0
+    number = score_value(value)
+    text = value if isinstance(value, str) else f"{value:g}" if number is not None else str(value)
+    return str(text), number if number is not None else -1.0
+
+
+def _title(row: Row) -> tuple[str, Any]:
+    if isinstance(row, EvalGroup):
+        task = str(row.header.get("task") or row.header.get("file") or "eval")
+        return f"Eval {task}", task.lower()
+    sample = row.sample
+    if sample is not None:  # shown under its eval: the task is the group's
+        score = _score(row)[0]
+        head = f"#{sample.get('id')} epoch {sample.get('epoch')}" + (f" [{score}]" if score else "")
+        text = " ".join(str(sample.get("input") or "").split())
+        return (f"{head} {text}" if text else head), str(sample.get("id"))
+    title = row.trace.title or row.trace.id
+    return title, title.lower()
+
+
+def _sum(get: Callable[[TraceSummary], int]) -> Cell:
+    def cell(row: Row) -> tuple[str, Any]:
+        n = sum(get(s) for s in row.samples) if isinstance(row, EvalGroup) else get(row)
+        return compact(n), n
+
+    return cell
+
+
+def _start(row: Row) -> tuple[str, Any]:
+    return when(row.start), row.start
+
+
+def _duration(row: Row) -> tuple[str, Any]:
+    if isinstance(row, EvalGroup):
+        known = [s.duration for s in row.samples if s.duration is not None]
+        total = sum(known) if known else None
+        return duration(total), total if total is not None else -1.0
+    return duration(row.duration), row.duration if row.duration is not None else -1.0
+
+
+def _model(row: Row) -> tuple[str, Any]:
+    model = row.header.get("model") if isinstance(row, EvalGroup) else row.model
+    return str(model or ""), str(model or "")
+
+
+def _source(row: Row) -> tuple[str, Any]:
+    source = "inspect" if isinstance(row, EvalGroup) else row.trace.source
+    return source, source
+
+
+#: (header, cell, right-aligned, shown by default): the title row carries the figures on a
+#: second line (``subtitle``), so a narrow pane needs no other column; they can be shown.
+COLUMNS: list[tuple[str, Cell, bool, bool]] = [
+    ("Title", _title, False, True),
+    ("Score", _score, True, False),
+    ("Start", _start, False, False),
+    ("Calls", _sum(lambda s: s.calls), True, False),
+    ("Tokens", _sum(lambda s: s.tokens), True, False),
+    ("Duration", _duration, True, False),
+    ("Model", _model, False, False),
+    ("Source", _source, False, False),
+    ("Messages", _sum(lambda s: s.trace.messages), True, False),
+]
+START_COLUMN = 2
+SCORE_COLUMN = 1
+#: The sort choices of the pane: (label, column, descending).
+SORTS = [
+    ("Newest first", START_COLUMN, True),
+    ("Oldest first", START_COLUMN, False),
+    ("Best score", SCORE_COLUMN, True),
+    ("Worst score", SCORE_COLUMN, False),
+    ("Most tokens", 4, True),
+    ("Most calls", 3, True),
+    ("Title", 0, False),
+]
+
+
+def subtitle(row: Row) -> str:
+    """The figures under the title: start, duration, calls, tokens, model (and the eval's
+    metrics, a sample's target and answer)."""
+    if isinstance(row, EvalGroup):
+        h = row.header
+        metrics = ", ".join(
+            f"{name} {f'{v:.3g}' if isinstance(v, float) else v}"
+            for score in h.get("scores") or []
+            for name, v in (score.get("metrics") or {}).items()
+        )
+        parts = [f"{len(row.samples)} samples", metrics, h.get("model"), h.get("status")]
+        return " · ".join(str(p) for p in (*parts, when(row.start)) if p)
+    calls = row.calls
+    parts = [
+        when(row.start),
+        duration(row.duration),
+        f"{calls} call{'s' if calls != 1 else ''}",
+        f"{compact(row.tokens)} tok",
+    ]
+    sample = row.sample
+    if sample is not None:
+        parts += [f"target {sample.get('target')}", f"answer {sample.get('answer')}"]
+    else:
+        parts += [row.model or "", row.trace.source]
+    return " · ".join(p for p in parts if p)
+
+
+def tooltip(row: Row) -> str:
+    if isinstance(row, EvalGroup):
+        h = row.header
+        lines = [f"Eval {h.get('task')} ({h.get('file')})", row.label]
+        lines += [f"{k}: {h[k]}" for k in ("solver", "dataset", "created", "error") if h.get(k)]
+        return "\n".join(lines)
+    t = row.trace
+    lines = [t.title]
+    for key, value in (row.sample or {}).items():
+        lines.append(f"{key}: {value}")
+    lines += [
+        f"source {t.source} · model {row.model or 'unknown'}",
+        f"start {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(row.start))}"
+        f" · duration {duration(row.duration) or 'not recorded'}",
+        f"{row.calls} model calls · {row.tokens:,} tokens · {t.messages:,} messages",
+        f"id {t.id}",
+    ]
+    return "\n".join(lines)
+
+
+class TraceTreeModel(QStandardItemModel):
+    """The store's traces and evals as rows; ``records`` are the traces, in store order."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self.setHorizontalHeaderLabels([c[0] for c in COLUMNS])
+        self.records: list[Trace] = []
+        self.scores: list[str] = []
+        """Distinct sample scores, for the filter."""
+
+    def set_rows(self, rows: list[Row]) -> None:
+        self.removeRows(0, self.rowCount())
+        self.records = []
+        scores: set[str] = set()
+        for row in rows:
+            items = self._items(row)
+            if isinstance(row, EvalGroup):
+                for s in row.samples:
+                    items[0].appendRow(self._items(s))
+                    self.records.append(cast(Trace, s.trace))
+                    scores.add(_score(s)[0])
+            else:
+                self.records.append(cast(Trace, row.trace))  # the window reads a Store
+            self.appendRow(items)
+        self.scores = sorted(s for s in scores if s)
+
+    def _items(self, row: Row) -> list[QStandardItem]:
+        tip = tooltip(row)
+        items = []
+        for _, cell, right, _shown in COLUMNS:
+            text, key = cell(row)
+            item = QStandardItem(text)
+            item.setEditable(False)
+            item.setData(key, SORT_ROLE)
+            item.setToolTip(tip)
+            if right:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items.append(item)
+        items[0].setData(subtitle(row), SUBTITLE_ROLE)
+        if isinstance(row, TraceSummary):
+            items[0].setData(row.trace.id, TRACE_ID_ROLE)
+            items[0].setData(_score(row)[0], SCORE_ROLE)
+        else:
+            font = items[0].font()
+            font.setBold(True)
+            items[0].setFont(font)
+        return items
+
+
+class TraceFilter(QSortFilterProxyModel):
+    """Sorts by ``SORT_ROLE``; with a score chosen, only the samples that have it (and
+    their evals) are shown."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setRecursiveFilteringEnabled(True)
+        self.score: str | None = None
+
+    def set_score(self, score: str | None) -> None:
+        self.beginFilterChange()
+        self.score = score
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if self.score is None:
+            return True
+        index = self.sourceModel().index(row, 0, parent)
+        return bool(index.data(SCORE_ROLE) == self.score)
+
+
+class TwoLineDelegate(QStyledItemDelegate):
+    """The title on the first line, ``SUBTITLE_ROLE`` in the placeholder colour under it."""
+
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        base = super().sizeHint(option, index)
+        return QSize(base.width(), option.fontMetrics.height() * 2 + 6)
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        title, opt.text = opt.text, ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        rect = opt.rect.adjusted(4, 2, -4, -2)
+        half = rect.height() // 2
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        group = QPalette.ColorGroup.Normal
+        text = opt.palette.color(
+            group, QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        )
+        faint = text if selected else opt.palette.color(group, QPalette.ColorRole.PlaceholderText)
+        painter.save()
+        painter.setFont(opt.font)
+        painter.setPen(text)
+        top = rect.adjusted(0, 0, 0, -half)
+        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        painter.drawText(
+            top, flags, opt.fontMetrics.elidedText(title, Qt.TextElideMode.ElideRight, top.width())
+        )
+        painter.setPen(faint)
+        plain = QFont(opt.font)
+        plain.setBold(False)
+        painter.setFont(plain)
+        bottom = rect.adjusted(0, half, 0, 0)
+        sub = str(index.data(SUBTITLE_ROLE) or "")
+        painter.drawText(
+            bottom,
+            flags,
+            opt.fontMetrics.elidedText(sub, Qt.TextElideMode.ElideRight, bottom.width()),
+        )
+        painter.restore()
