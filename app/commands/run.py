@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--demo-tools", action="store_true", help="offer the demo world's tools")
     p.add_argument("--no-stream", action="store_true")
     p.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="longest one model call may take in all (default 600, CTXLENS_CALL_DEADLINE_S)",
+    )
+    p.add_argument(
         "--set",
         action="append",
         default=[],
@@ -59,6 +65,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         model=a.model,
         fallback_model=a.fallback_model,
         stream=not a.no_stream,
+        deadline_s=a.deadline,
     )
     config = RunConfig(
         model=a.model,

@@ -213,7 +213,9 @@ def run_variant(store: Store, src: Path, data: bytes, where: Path) -> str:
     return import_checked(store, where, _format_of(src))
 
 
-def import_checked(store: Store, where: Path, fmt: str = "auto") -> str:
+def import_checked(
+    store: Store, where: Path, fmt: str = "auto", errors: list[str] | None = None
+) -> str:
     """Import ``where``: it imports (no empty trace without a warning), or it fails with a
     CtxlensError naming it and leaves the store as it was. Returns 'ok' or 'error'."""
     before = _snapshot(store)
@@ -222,6 +224,8 @@ def import_checked(store: Store, where: Path, fmt: str = "auto") -> str:
     except CtxlensError as exc:
         assert str(where.name) in str(exc) or "unknown format" in str(exc), str(exc)
         assert _snapshot(store) == before, f"partial trace left by {exc}"
+        if errors is not None:
+            errors.append(str(exc))
         return "error"
     assert all(r.messages or r.warnings for r in results), f"a silent empty trace: {where}"
     return "ok"
