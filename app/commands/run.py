@@ -82,7 +82,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         trace_id = store.create_trace(a.task[:80], source="ctxlens").id
     with store.write() as w:  # what `ctxlens resume` needs to continue it (never the key)
         meta = w.read.trace(trace_id).metadata or {}
-        run = {"base_url": _public(settings.base_url), "demo_tools": bool(a.demo_tools)}
+        run = {"base_url": settings.base_url, "demo_tools": bool(a.demo_tools)}  # no user info
         w.update_trace_metadata(trace_id, {**meta, "run": run})
     world = World()
     tools = demo_tools(world) if a.demo_tools else ToolRegistry()
@@ -101,22 +101,14 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     with store.read() as r:
         calls = r.llm_calls(trace_id)
         compactions = r.compactions(trace_id)
+        events = r.table_rows("run_events", trace_id)
     return {
         "trace_id": trace_id,
         "llm_calls": len(calls),
         "tool_calls": outcome.tool_calls,
         "compactions": len(compactions),
         "errors": [c.error for c in calls if c.error],
+        "breaker": [e["payload"] for e in events if e["type"] == "breaker"],
         "final": outcome.final,
         "stopped": outcome.stopped,
     }
-
-
-def _public(url: str) -> str:
-    """The URL without user:password@ (credentials never enter the store)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc)) if parts.netloc else url
