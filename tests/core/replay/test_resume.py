@@ -194,3 +194,32 @@ def test_a_finished_run_has_nothing_to_resume(demo_store: tuple[Store, str]) -> 
     assert result.status == "finished" and result.generation is None and result.final
     with store.read() as r:
         assert len(r.checkpoints(trace_id)) == count
+
+
+def test_a_run_killed_before_its_first_round_resumes(
+    tmp_path: Path, demo_store: tuple[Store, str]
+) -> None:
+    """Issue 18: a run killed after its turn opened but before the first round checkpoint
+    had nothing to resume from; the turn's start is a checkpoint now."""
+    import asyncio
+
+    from core.demo.options import DemoOptions
+    from core.demo.scenario import TASK, create_demo_trace, open_demo_run
+
+    with Store.open(tmp_path / "early.db") as store:
+        trace_id = create_demo_trace(store, DemoOptions())
+
+        async def killed_at_once() -> None:
+            async with open_demo_run(store, trace_id) as runner:
+                await runner.start_turn(TASK)  # the process dies here
+
+        asyncio.run(killed_at_once())
+        with store.read() as r:
+            assert [c.type for c in r.checkpoints(trace_id)] == ["start"]
+            assert r.llm_call_count(trace_id) == 0
+        result = resume(store, trace_id)
+        assert result.status == "resumed" and result.checkpoint_type == "start"
+        assert result.final and result.stopped == "done"
+        assert (result.metrics or {})["redone_tool_calls"] == 0
+        whole, whole_id = demo_store
+        assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
