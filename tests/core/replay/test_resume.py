@@ -280,3 +280,20 @@ def test_a_run_killed_inside_a_subagent_resumes_inside_it(
                 (trace_id,),
             ).scalar_one()
         assert branches == 1, "the subagent went on on its own branch, not a second one"
+
+
+def test_a_demo_killed_before_its_first_message_resumes_from_the_start(
+    tmp_path: Path, demo_store: tuple[Store, str]
+) -> None:
+    """No checkpoint and no message (killed right after creating its trace): resume reads
+    the log, finds nothing done, and runs the demo's turn from the start."""
+    from core.demo.options import DemoOptions
+    from core.demo.scenario import create_demo_trace
+
+    with Store.open(tmp_path / "bare.db") as store:
+        trace_id = create_demo_trace(store, DemoOptions())
+        result = resume(store, trace_id)
+        assert (result.status, result.checkpoint_type, result.resumed_from) == ("resumed", "log", 0)
+        assert result.final and (result.metrics or {})["redone_tool_calls"] == 0
+        whole, whole_id = demo_store
+        assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
