@@ -28,6 +28,12 @@ def register(sub: Any) -> None:
         "({objective, completion_criteria, constraints}); offers agent() and read_context_ref",
     )
     p.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="longest one model call may take in all (default 600, CTXLENS_CALL_DEADLINE_S)",
+    )
+    p.add_argument(
         "--set",
         action="append",
         default=[],
@@ -67,6 +73,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         model=a.model,
         fallback_model=a.fallback_model,
         stream=not a.no_stream,
+        deadline_s=a.deadline,
     )
     config = RunConfig(
         model=a.model,
@@ -104,12 +111,14 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     with store.read() as r:
         calls = r.llm_calls(trace_id)
         compactions = r.compactions(trace_id)
+        events = r.table_rows("run_events", trace_id)
     return {
         "trace_id": trace_id,
         "llm_calls": len(calls),
         "tool_calls": outcome.tool_calls,
         "compactions": len(compactions),
         "errors": [c.error for c in calls if c.error],
+        "breaker": [e["payload"] for e in events if e["type"] == "breaker"],
         "final": outcome.final,
         "stopped": outcome.stopped,
     }

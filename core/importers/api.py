@@ -24,6 +24,7 @@ from core.importers.base import ImportContext, ImportResult, ImportUnit, Progres
 from core.importers.detect import sniff
 from core.importers.formats import FORMATS
 from core.importers.reading import first_record
+from core.importers.walk import FILE, FOLDER, FolderWalk, classify, open_file
 from core.store import schema as t
 from core.store.reader import Reader
 from core.store.store import Store
@@ -55,15 +56,16 @@ def plan(paths: Iterable[str | Path], fmt: str = "auto") -> list[ImportUnit]:
     units: list[ImportUnit] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found = _plan_folder(path, fmt)
+        kind = classify(path)  # from stat: nothing is opened before its type is known
+        if kind == FOLDER:
+            found = _plan_folder(path, fmt, FolderWalk(path))
             if not found:
                 raise InvalidInputError(f"{path}: no trace files of a known format in this folder")
             units.extend(found)
-        elif path.is_file():
+        elif kind == FILE:
             units.append(_plan_file(path, fmt))
         else:
-            raise InvalidInputError(f"{path}: no such file or folder")
+            raise InvalidInputError(f"{path}: {kind}")
     return units
 
 
@@ -97,18 +99,20 @@ def _event_files(folder: Path) -> tuple[Path, ...]:
     found = sorted(folder.glob(EVENT_GLOB))
     if not found and (folder / "events").is_dir():
         found = sorted((folder / "events").glob(EVENT_GLOB))
-    return tuple(found)
+    return tuple(p for p in found if classify(p) == FILE)
 
 
-def _plan_folder(folder: Path, fmt: str) -> list[ImportUnit]:
+def _plan_folder(folder: Path, fmt: str, walk: FolderWalk) -> list[ImportUnit]:
+    """Units under one folder; each real folder is planned once (``walk``)."""
+    if not walk.enter(folder):
+        return []
     events = _event_files(folder)
     if events and fmt in ("auto", "openhands"):
         state = folder / "base_state.json"
         members = ((state,) if state.is_file() else ()) + events
         return [ImportUnit("openhands", folder, members)]
-    entries = sorted(folder.iterdir())
-    files = [p for p in entries if p.is_file() and p.name.endswith(SUFFIXES)]
-    detected = {p: sniff(p) for p in files}
+    files, folders = walk.entries(folder)
+    detected = {p: _sniff_in_folder(p) for p in files if p.name.endswith(SUFFIXES)}
     sessions = {
         p.stem
         for p, f in detected.items()
@@ -125,10 +129,18 @@ def _plan_folder(folder: Path, fmt: str) -> list[ImportUnit]:
         if found == "openhands" and p.name == "base_state.json":
             continue  # settings without events beside them: not a trace
         units.append(_plan_file(p, found))
-    for sub in entries:
-        if sub.is_dir() and sub.name not in sessions:
-            units.extend(_plan_folder(sub, fmt))
+    for sub in folders:
+        if sub.name not in sessions:
+            units.extend(_plan_folder(sub, fmt, walk))
     return units
+
+
+def _sniff_in_folder(path: Path) -> str | None:
+    """A file in a walked folder that cannot be read or recognised is skipped."""
+    try:
+        return sniff(path)
+    except InvalidInputError:
+        return None
 
 
 # -- importing --------------------------------------------------------------------------
@@ -137,7 +149,7 @@ def content_hash(unit: ImportUnit) -> str:
     outer = hashlib.sha256(unit.format.encode())
     for path in unit.files:
         inner = hashlib.sha256()
-        with path.open("rb") as f:
+        with open_file(path) as f:
             while chunk := f.read(1 << 20):
                 inner.update(chunk)
         outer.update(inner.digest())
@@ -197,6 +209,8 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     try:
         with store.write() as w:
             results: list[ImportResult] = module.run(w, ctx, unit)
+            if results and not any(r.messages or r.warnings for r in results):
+                raise InvalidInputError(f"{unit.main}: no messages in it; nothing imported")
             if hashing is not None:
                 digest = hashing.result()
                 existing = w.read.imported(digest)  # imported meanwhile by someone else

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInputError
+from core.exporters.ctxlens_json import FORMAT as CTXLENS_FORMAT
 from core.importers import claude_code
-from core.importers.jsonstream import JsonDocument
+from core.importers.jsonstream import TOO_DEEP, BeyondLimits, JsonDocument
 from core.importers.reading import MAX_LINE, first_record
+from core.importers.walk import open_file
 
 #: Format names accepted by ``--format`` (``auto`` detects).
 
@@ -21,21 +23,21 @@ CODEX_ITEMS = frozenset(
     {"message", "function_call", "function_call_output", "reasoning", "local_shell_call"}
 )
 HEAD = 1 << 16
+#: Walking an object's top level for its ``format``: members and bytes read at most.
+MEMBERS = 64
+BUDGET = 8 << 20
 
 
 def sniff(path: Path) -> str | None:
     """The format of one file, or ``None`` when no importer recognises it."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(HEAD)
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with open_file(path) as f:
+        head = f.read(HEAD)
     if head[:4] == b"PK\x03\x04":
         return "inspect" if _is_eval(path) else None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] not in (b"{", b"["):
         return None
-    first = _first_line_value(text)
+    first = _first_line_value(text, path)
     if first is None and text[:1] == b"{" and b"\n" not in text:
         first = first_record(path, MAX_LINE)  # a long first line (pasted images)
     if isinstance(first, dict):
@@ -44,6 +46,8 @@ def sniff(path: Path) -> str | None:
             return fmt
     if text[:1] == b"[":
         return _list_format(path)
+    if _declared_format(path, text) == CTXLENS_FORMAT:
+        return "ctxlens"
     return _object_format(text, path)
 
 
@@ -60,7 +64,7 @@ def _is_eval(path: Path) -> bool:
     )
 
 
-def _first_line_value(text: bytes) -> Any:
+def _first_line_value(text: bytes, path: Path) -> Any:
     line, sep, _ = text.partition(b"\n")
     if not sep and len(text) >= HEAD:
         return None
@@ -68,13 +72,19 @@ def _first_line_value(text: bytes) -> Any:
         return json.loads(line)
     except ValueError:
         return None
+    except RecursionError:
+        raise BeyondLimits(f"{path}:1: {TOO_DEEP}") from None
 
 
 def record_format(rec: dict[str, Any]) -> str | None:
     """The format of a JSON Lines file from its first record."""
-    if claude_code.looks_like(rec):
-        return "claude-code"
+    if rec.get("format") == CTXLENS_FORMAT and "trace" in rec:
+        return "ctxlens"  # a whole export on one line (re-serialized by json.dump)
     kind = rec.get("type")
+    if not isinstance(kind, str):
+        kind = None  # {"type": {}} is no record type of any format
+    elif claude_code.looks_like(rec):
+        return "claude-code"
     if kind in CODEX_TYPES and "payload" in rec:
         return "codex"
     if "instructions" in rec and "id" in rec and "timestamp" in rec and len(rec) <= 6:
@@ -91,12 +101,14 @@ def record_format(rec: dict[str, Any]) -> str | None:
 
 
 def _list_format(path: Path) -> str | None:
-    with path.open("rb") as f:
-        doc = JsonDocument(f, str(path), max_value=HEAD * 64)
+    with open_file(path) as f:
+        doc = JsonDocument(f, str(path))  # the first item, however big (a pasted image)
         try:
             doc.begin()
             items = doc.items()
             item = next(items, None)
+        except BeyondLimits:
+            raise  # no importer could read it either: say why, with the line
         except InvalidInputError:
             return None
     if isinstance(item, list):  # a list of conversations (benchmark histories)
@@ -129,9 +141,29 @@ def _has(text: bytes, *keys: str) -> bool:
     return all(f'"{k}"'.encode() in text for k in keys)
 
 
+def _declared_format(path: Path, head: bytes) -> str | None:
+    """The top-level ``format`` member of a JSON object, found by walking its members
+    (any whitespace, any key order): at most ``MEMBERS`` members and ``BUDGET`` bytes."""
+    with open_file(path) as f:
+        doc = JsonDocument(f, str(path), max_value=BUDGET)
+        try:
+            if doc.begin() != "{":
+                return None
+            for i, key in enumerate(doc.members()):
+                value = doc.value()
+                if key == "format":
+                    return value if isinstance(value, str) else None
+                if i >= MEMBERS or f.tell() > BUDGET:
+                    break
+        except BeyondLimits as exc:
+            if TOO_DEEP in str(exc):
+                raise
+        except InvalidInputError:
+            pass
+    return CTXLENS_FORMAT if f'"{CTXLENS_FORMAT}"'.encode() in head else None
+
+
 def _object_format(text: bytes, path: Path) -> str | None:
-    if b'"ctxlens-trace"' in text[:400]:
-        return "ctxlens"
     if _has(text, "resourceSpans"):
         return "otel"
     if _has(text, "trace", "observations"):

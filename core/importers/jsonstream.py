@@ -20,6 +20,13 @@ CHUNK = 1 << 20
 #: Largest single member value or array item decoded at once (characters).
 MAX_VALUE = 512 << 20
 _WS = " \t\r\n"
+#: What a value nested deeper than the decoder's recursion limit is called.
+TOO_DEEP = "data nested too deeply (over ~1,000 levels of [ and {)"
+
+
+class BeyondLimits(InvalidInputError):
+    """A value no importer reads (nested too deeply, or too big): detection reports it
+    with the file and line rather than guessing another format."""
 
 
 class JsonDocument:
@@ -62,10 +69,10 @@ class JsonDocument:
     def _line_at(self, p: int) -> int:
         return self._line + self.buf.count("\n", 0, p)
 
-    def error(self, message: str, p: int | None = None) -> InvalidInputError:
-        return InvalidInputError(
-            f"{self.where}:{self._line_at(self.pos if p is None else p)}: {message}"
-        )
+    def error(
+        self, message: str, p: int | None = None, kind: type[InvalidInputError] = InvalidInputError
+    ) -> InvalidInputError:
+        return kind(f"{self.where}:{self._line_at(self.pos if p is None else p)}: {message}")
 
     def _peek(self) -> str:
         """The next non-blank character ('' at the end of the file), not consumed."""
@@ -98,6 +105,8 @@ class JsonDocument:
             start = self.pos
             try:
                 obj, end = self._dec.raw_decode(self.buf, start)
+            except RecursionError:
+                raise self.error(TOO_DEEP, start, BeyondLimits) from None
             except json.JSONDecodeError as exc:
                 if self.eof:
                     raise self.error(f"invalid JSON: {exc.msg}", exc.pos) from None
@@ -115,6 +124,7 @@ class JsonDocument:
             raise self.error(
                 f"a single JSON value is over {self.max_value >> 20} MB; refusing to load it",
                 start,
+                BeyondLimits,
             )
         self._read(max(CHUNK, size))
 

@@ -178,8 +178,8 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         return trajectories
     if b is None or chat is None:
         raise InvalidInputError(f"{path}: an empty list; no messages")
-    if chat.count == 0:
-        ctx.warn(f"{path}: no messages")
+    if chat.count == 0:  # an empty trace would be a partial one: nothing is kept
+        raise InvalidInputError(f"{path}: no messages; nothing imported")
     b.set_title(b.first_text() or path.stem)
     return [b.finish()]
 
@@ -226,6 +226,9 @@ def _log_document(doc: JsonDocument, b: TraceBuilder, chat: ChatWriter, path: Pa
                 context.append(ContextItem(chat.add(m, f"{path}: messages[{i}]")))
         else:
             rest[key] = doc.value()
+    if "role" in rest and "messages" not in rest:  # one message on its only line
+        chat.add(rest, f"{path}:1")
+        return
     response = as_dict(rest.get("response"))
     choice = as_dict((as_list(response.get("choices")) or [{}])[0])
     message = choice.get("message")

@@ -17,6 +17,8 @@ import orjson
 
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext
+from core.importers.jsonstream import TOO_DEEP, BeyondLimits
+from core.importers.walk import open_file
 
 #: Read buffer: few large reads rather than one per 8 KB (each read lets go of the GIL,
 #: and a token-counting thread that takes it over delays the importing thread).
@@ -88,11 +90,7 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for every non-blank line of a JSON Lines file."""
     name = where or str(path)
-    try:
-        f = path.open("rb", buffering=READ_BUFFER)
-    except OSError as exc:
-        raise InvalidInputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    with f:
+    with open_file(path, name, READ_BUFFER) as f:
         lineno = 0
         while True:
             line = f.readline(MAX_LINE + 1)
@@ -119,6 +117,8 @@ def parse_line(line: bytes, ctx: ImportContext, name: str, lineno: int) -> Any:
     except ValueError as exc:
         hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
         raise InvalidInputError(f"{name}:{lineno}: {describe_json_error(exc)}{hint}") from None
+    except RecursionError:
+        raise BeyondLimits(f"{name}:{lineno}: {TOO_DEEP}") from None
     return value
 
 
@@ -142,7 +142,7 @@ def as_record(value: Any, name: str, lineno: int) -> dict[str, Any]:
 def first_record(path: Path, limit: int = 1 << 20) -> dict[str, Any] | None:
     """The first JSON object line of a file (cheap peek), or ``None``."""
     try:
-        with path.open("rb") as f:
+        with open_file(path) as f:
             for _ in range(50):
                 line = f.readline(limit)
                 if not line:
@@ -151,9 +151,9 @@ def first_record(path: Path, limit: int = 1 << 20) -> dict[str, Any] | None:
                     continue
                 try:
                     value = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return None
                 return value if isinstance(value, dict) else None
-    except OSError:
+    except (OSError, InvalidInputError):
         return None
     return None

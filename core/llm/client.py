@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -99,8 +99,27 @@ class ChatClient:
         use_stream = self.settings.stream if stream is None else stream
         kw = dict(model=model, tools=tools, tool_choice=tool_choice, params=params)
         if use_stream:
-            return await race_cancel(self._complete_streaming(messages, on_event, kw), cancel)
-        return await race_cancel(self._complete_plain(messages, kw), cancel)
+            call = self._complete_streaming(messages, on_event, kw)
+        else:
+            call = self._complete_plain(messages, kw)
+        return await race_cancel(self._within_deadline(call, model), cancel)
+
+    async def _within_deadline(
+        self, call: Coroutine[Any, Any, ModelResponse], model: str | None
+    ) -> ModelResponse:
+        """``call``, stopped at ``settings.deadline_s`` (the read timeout only bounds the
+        silence between bytes: a keep-alive every second never trips it)."""
+        deadline = self.settings.deadline_s
+        try:
+            async with asyncio.timeout(deadline):
+                return await call
+        except TimeoutError:
+            raise ModelCallError(
+                ErrorKind.TIMEOUT,
+                f"timed out: no complete reply within the {deadline:g} s deadline per call",
+                detail="deadline",
+                model=model or self.settings.model,
+            ) from None
 
     async def _complete_streaming(
         self, messages: Messages, on_event: EventCallback | None, kw: dict[str, Any]

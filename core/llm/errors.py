@@ -88,7 +88,8 @@ class ModelCallError(CtxlensError):
 
     ``detail`` names failures that have no HTTP status: ``stream_cut`` (the stream ended
     before the message was complete), ``malformed_stream`` (an SSE event that is not valid
-    JSON), ``bad_response``, ``connect_failed``, ``timeout``. The message is redacted
+    JSON), ``bad_response``, ``connect_failed``, ``timeout``, ``deadline`` (the whole call
+    outlasted ``ModelSettings.deadline_s``). The message is redacted
     before it gets here: it never contains a key.
     """
 

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FaultKind = Literal["http_error", "slow", "cut", "malformed", "stream_error"]
+FaultKind = Literal["http_error", "slow", "cut", "malformed", "stream_error", "trickle", "silent"]
 
 OPENAI_RATE_LIMIT = (
     "Rate limit reached for gpt-4o in organization org-ctxlens on requests per min (RPM): "
@@ -150,6 +150,18 @@ class Fault:
         if body is None:
             body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
         return Fault("stream_error", body=body, after_chunks=after_chunks)
+
+    @staticmethod
+    def trickle(every_s: float = 1.0, for_s: float = 3600.0) -> Fault:
+        """HTTP 200, then an SSE comment (``: keep-alive``) every ``every_s`` seconds for
+        ``for_s`` seconds and never a reply: no read timeout ever trips (a plain request
+        gets one space of its JSON body at a time)."""
+        return Fault("trickle", delay_s=for_s, after_chunks=0, body=every_s)
+
+    @staticmethod
+    def silent(for_s: float = 3600.0) -> Fault:
+        """Accept the request and send nothing at all (no status line) for ``for_s``."""
+        return Fault("silent", delay_s=for_s)
 
     @staticmethod
     def malformed_sse(after_chunks: int = 1) -> Fault:

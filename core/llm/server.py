@@ -247,6 +247,8 @@ class ModelServer:
             self._record(chat, fault.status, fault)
             return await _send_json(writer, fault.status, fault.body, keep, dict(fault.headers))
         self._record(chat, 200, fault)
+        if fault is not None and fault.kind in ("trickle", "silent"):
+            return await _hold(writer, fault, chat.stream)
         if fault is not None and fault.kind == "slow" and fault.during == "headers":
             await asyncio.sleep(fault.delay_s)
         try:
@@ -374,6 +376,26 @@ async def _send_stream(
     writer.write(b"0\r\n\r\n")
     await writer.drain()
     return keep
+
+
+async def _hold(writer: asyncio.StreamWriter, fault: Fault, stream: bool) -> bool:
+    """A ``silent`` or ``trickle`` fault: hold the connection without ever replying, then
+    drop it (the client has usually hung up long before)."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + fault.delay_s
+    if fault.kind == "trickle":
+        content = "text/event-stream; charset=utf-8" if stream else "application/json"
+        head = [("content-type", content), ("transfer-encoding", "chunked")]
+        writer.write(_status_line(200) + _headers(head))
+        every = float(fault.body or 1.0)
+        while loop.time() < until:
+            _write_chunk(writer, ": keep-alive\n\n" if stream else " ")
+            await writer.drain()
+            await asyncio.sleep(every)
+    else:
+        await asyncio.sleep(fault.delay_s)
+    writer.transport.abort()
+    return False
 
 
 def _write_chunk(writer: asyncio.StreamWriter, text: str) -> None:

@@ -101,11 +101,16 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
         trace = r.find_trace(trace_id)
         cps = r.checkpoints(trace.id)
         calls_before = r.llm_call_count(trace.id)
-    if not cps:
-        raise NotFoundError(f"trace {trace.id} has no checkpoint to resume from")
-    chosen, latest = _choose(trace.id, cps, opts)
-    package = json.loads(store.read_checkpoint(chosen))
     meta = trace.metadata or {}
+    if not cps and opts.checkpoint is None:
+        chosen, latest = _from_log(trace.id), 0
+        package: dict[str, Any] = {}
+    else:
+        if not cps:
+            raise NotFoundError(f"trace {trace.id} has no checkpoint {opts.checkpoint}")
+        found, newest = _choose(trace.id, cps, opts)
+        chosen, latest = found, newest.generation
+        package = json.loads(store.read_checkpoint(found))
     _check_resumable(meta, opts)
     head = package.get("head") if opts.rewind else trace.head
     point = _where(store, trace.id, head)
@@ -113,8 +118,15 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
     if point.phase is Phase.DONE:
         result.final = point.final
         return result  # the run had finished: nothing to do, nothing written
-    claimed = _claim(store, trace.id, latest.generation, package, chosen.generation)
+    if point.phase is Phase.IDLE and source_kind(meta) != "demo":
+        raise InvalidInputError(
+            f"trace {trace.id} was stopped before its first message: its task is not "
+            "recorded, so there is nothing to resume (run it again)"
+        )
+    claimed = _claim(store, trace.id, latest, package, chosen.generation)
     result.status, result.generation = "resumed", claimed
+    if point.phase is Phase.IDLE:  # a demo killed before its first message: from the start
+        return await _demo_from_start(store, trace.id, result, calls_before)
     if opts.rewind and head is not None and head != trace.head:
         store.rewind(trace.id, head)
         result.rewound_to = head
@@ -153,6 +165,38 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
         result.calls = r.llm_call_count(trace.id) - calls_before
     result.metrics = compute(json.loads(export_text(store, trace.id)))
     return result
+
+
+async def _demo_from_start(
+    store: Store, trace_id: str, result: ResumeResult, calls_before: int
+) -> ResumeResult:
+    """The demo's whole turn, as ``ctxlens demo`` runs it (its task is known)."""
+    from core.demo.scenario import drive, open_demo_run
+
+    async with open_demo_run(store, trace_id) as runner:
+        await drive(runner)
+    result.final = runner.final
+    result.stopped = "done" if runner.final is not None else "error"
+    with store.read() as r:
+        result.calls = r.llm_call_count(trace_id) - calls_before
+    result.metrics = compute(json.loads(export_text(store, trace_id)))
+    return result
+
+
+def _from_log(trace_id: str) -> Checkpoint:
+    """A run killed before its first checkpoint resumes from its messages alone: the
+    stand-in for a checkpoint (generation 0, type ``log``; its config from the trace)."""
+    return Checkpoint(
+        id=0,
+        trace_id=trace_id,
+        generation=0,
+        type="log",
+        object_key="",
+        token_count=0,
+        sha256="",
+        size=0,
+        created_at=time.time(),
+    )
 
 
 def _choose(

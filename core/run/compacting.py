@@ -41,12 +41,26 @@ class CompactionSteps(RunnerCore):
             outcome = await self.compactor.compact(view, level, records)
         else:
             budget = self.compactor.budget(self.cache.total)
+            was = self.compactor.breaker.state
             outcome = await self.compactor.maybe_compact(view, budget, records)
+            self._note_breaker(was)
         if not outcome.compacted:
             if outcome.status in ("failed", "refused"):
                 self._emit("compaction", {"status": outcome.status, "reason": outcome.reason})
             return None
         return await self._commit_outcome(outcome, head)
+
+    def _note_breaker(self, was: str) -> None:
+        """A change of the compaction breaker's state, as a run event and a stored one
+        (``run_events`` type ``breaker``): an open breaker is never silent (issue 18)."""
+        breaker = self.compactor.breaker
+        if breaker.state == was:
+            return
+        data = {"breaker": breaker.state, "was": was, "failures": breaker.failures}
+        self._emit("compaction", data)
+        with self.store.write() as w:
+            at = self._head(w.read)
+            w.add_run_event(self.trace_id, "breaker", at, {"agent": self.agent_name, **data})
 
     async def _commit_outcome(
         self, outcome: CompactionOutcome, head: int | None

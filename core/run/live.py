@@ -180,6 +180,18 @@ def stored_step(reader: Any, trace_id: str) -> tuple[Phase, str]:
     return point.phase, step_text(point.phase, point.pending, size)
 
 
+def breaker_text(d: dict[str, Any]) -> str:
+    """What a change of the compaction breaker means, in a line."""
+    if d["breaker"] == "open":
+        return (
+            f"compaction breaker open after {d.get('failures')} failures: "
+            "automatic compaction paused"
+        )
+    if d["breaker"] == "half_open":
+        return "compaction breaker half-open: one automatic compaction will be tried"
+    return "compaction breaker closed: automatic compaction resumed"
+
+
 def event_text(event: RunEvent) -> str | None:
     """A short line for a status bar, or ``None`` for events not worth one."""
     d = event.data
@@ -192,6 +204,8 @@ def event_text(event: RunEvent) -> str | None:
     if event.type == "thought" or event.type == "usage":
         return "model answered"
     if event.type == "compaction":
+        if "breaker" in d:
+            return breaker_text(d)
         if "level" not in d:
             return f"compaction {d.get('status')}: {d.get('reason')}"
         return (

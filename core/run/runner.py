@@ -88,6 +88,8 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self._final_only = False
         self._last_step = None
         self._emit("session", {"user": init.user.content, "turn": self.turn_index})
+        if self.generation == 0:
+            self._checkpoint("start")  # a run killed before its first round still resumes
         await self.hooks.fire("prompt_submit", {"content": init.user.content})
         return init.user
 

@@ -6,9 +6,12 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 
+from sqlalchemy import func, select
+
 from core.context.nudges import BackgroundNotice
 from core.run.base import RunnerCore, _replace_config
 from core.run.tools import ToolRegistry
+from core.store import schema as t
 
 
 class SubagentSupport(RunnerCore):
@@ -36,6 +39,7 @@ class SubagentSupport(RunnerCore):
         )
         from core.run.runner import Runner  # the full machine (runner imports this module)
 
+        recorded = self._recorded_subagent(agent)
         child = Runner(
             self.store,
             self.trace_id,
@@ -50,13 +54,17 @@ class SubagentSupport(RunnerCore):
             wall_clock=self.wall_clock,
             agent_name=agent,
             branch_type="subagent",
-            branch_id=f"{agent}-{uuid.uuid4().hex[:8]}",
+            branch_id=recorded[0] if recorded else f"{agent}-{uuid.uuid4().hex[:8]}",
             fork_at=self.call_message.sequence,
         )
         child._cancel = self._cancel
         await self.hooks.fire("subagent_start", {"agent": agent, "task": task})
         self._emit("subagent", {"agent": agent, "task": task, "status": "start"})
-        await child.start_turn(task)
+        if recorded:  # resumed after a kill inside it: continue its own branch, redo nothing
+            child.tip = recorded[1]
+            child.attach()
+        else:
+            await child.start_turn(task)
         result = await child.run()
         final = child.final or f"(subagent {agent} stopped: {result.stopped})"
         await self.hooks.fire("subagent_stop", {"agent": agent, "summary": final})
@@ -65,6 +73,29 @@ class SubagentSupport(RunnerCore):
             f"[subagent {agent}: {result.llm_calls} model calls, {result.tool_calls} tools]\n"
             + final
         )
+
+    def _recorded_subagent(self, agent: str) -> tuple[str, int] | None:
+        """``(branch id, last message)`` of a subagent ``agent`` already forked at this
+        call (a run killed inside it and resumed), or ``None``."""
+        assert self.call_message is not None
+        m = t.messages.c
+        with self.store.read() as r:
+            root = r.conn.execute(
+                select(m.branch_id).where(
+                    m.trace_id == self.trace_id,
+                    m.parent_sequence == self.call_message.sequence,
+                    m.branch_type == "subagent",
+                    m.agent_name == agent,
+                )
+            ).first()
+            if root is None:
+                return None
+            last = r.conn.execute(
+                select(func.max(m.sequence)).where(
+                    m.trace_id == self.trace_id, m.branch_id == root[0]
+                )
+            ).scalar_one()
+        return str(root[0]), int(last)
 
     def run_background(self, name: str, work: Callable[[], Awaitable[str]]) -> asyncio.Task[None]:
         """Start background work; its completion notice is injected before a later call."""

@@ -78,3 +78,24 @@ def test_run_against_an_openai_compatible_endpoint(
     _, shown = cli("--db", str(db), "show", data["trace_id"], "--json")
     roles = [m["role"] for m in json.loads(shown)["messages"]]
     assert roles[:2] == ["system", "user"]
+
+
+def test_run_against_a_trickling_server_ends_at_the_deadline(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer]
+) -> None:
+    """Issue 18: SSE comments every 0.1 s never trip the read timeout; ``--deadline``
+    ends the call and the run ends with the timeout recorded, instead of hanging."""
+    from core.llm import Fault
+
+    server = serve(ScriptedModel(script(2)))
+    server.faults.add(Fault.trickle(every_s=0.1), times=20)
+    db = tmp_path / "r.db"
+    code, out = cli(
+        "--db", str(db), "run", "--base-url", server.url, "--model", "m",
+        "--task", "look up two keys", "--deadline", "0.5", "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert code in (0, 1) and data["final"] is None and data["breaker"] == [], data
+    (error,) = (json.loads(e) for e in data["errors"])
+    assert (error["kind"], error["detail"]) == ("timeout", "deadline"), error
+    assert "0.5 s deadline" in error["message"]

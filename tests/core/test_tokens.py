@@ -178,3 +178,25 @@ def test_batched_message_counts_equal_count_message() -> None:
     ]
     expected = [TokenCounter().count_message(r, t, calls, n).tokens for r, t, calls, n in msgs]
     assert c.count_messages(msgs) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lorem ipsum dolor " * 20_000,
+        "a" * 300_000,
+        ("x<|endoftext|>y " * 10_000) + "\ud800 tail",
+        "日本語のテキスト。" * 20_000,
+    ],
+    ids=["words", "one-piece", "special-and-surrogate", "cjk"],
+)
+def test_long_texts_count_exactly_without_a_token_list(text: str) -> None:
+    """Texts past ``LONG_TEXT`` are counted through tiktoken's buffer (4 bytes a token,
+    not a Python list): the count is ``encode``'s, alone or in a batch."""
+    from core.tokens.counter import LONG_TEXT, token_count
+
+    enc = get_encoding("cl100k_base")
+    assert len(text) > LONG_TEXT
+    expected = len(enc.encode(text, disallowed_special=()))
+    assert token_count(enc, text) == expected
+    assert TokenCounter().count_texts(["short one", text, "another"])[1] == expected

@@ -5,7 +5,9 @@ real files: truncate, flip bytes, drop and shuffle lines."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import threading
 import zipfile
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from core.errors import CtxlensError, InvalidInputError
 from core.importers import inspect_ai
 from core.importers.api import import_paths
+from core.importers.formats import FORMATS
 from core.store import Store
 from tests.conftest import TRACES
 
@@ -207,14 +210,106 @@ def run_variant(store: Store, src: Path, data: bytes, where: Path) -> str:
     """Import one corrupted copy: either it imports, or it fails with a CtxlensError and
     leaves the store exactly as it was. Returns 'ok' or 'error'."""
     where.write_bytes(data)
+    return import_checked(store, where, _format_of(src))
+
+
+def import_checked(
+    store: Store, where: Path, fmt: str = "auto", errors: list[str] | None = None
+) -> str:
+    """Import ``where``: it imports (no empty trace without a warning), or it fails with a
+    CtxlensError naming it and leaves the store as it was. Returns 'ok' or 'error'."""
     before = _snapshot(store)
     try:
-        import_paths(store, [where], fmt=_format_of(src))
+        results = import_paths(store, [where], fmt=fmt)
     except CtxlensError as exc:
         assert str(where.name) in str(exc) or "unknown format" in str(exc), str(exc)
         assert _snapshot(store) == before, f"partial trace left by {exc}"
+        if errors is not None:
+            errors.append(str(exc))
         return "error"
+    assert all(r.messages or r.warnings for r in results), f"a silent empty trace: {where}"
     return "ok"
+
+
+#: Special inputs: what each writes at ``path`` (a file, link, pipe or folder).
+def _fifo(path: Path, rng: random.Random) -> None:
+    os.mkfifo(path)
+
+
+def _dangling(path: Path, rng: random.Random) -> None:
+    path.symlink_to(path.with_name(path.name + ".gone"))
+
+
+def _link_loop(path: Path, rng: random.Random) -> None:
+    other = path.with_name(path.name + ".other")
+    path.symlink_to(other.name)
+    other.symlink_to(path.name)
+
+
+def _dev_zero(path: Path, rng: random.Random) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _self_links(path: Path, rng: random.Random) -> None:
+    """A folder holding links to itself, to its parent's parent and a real trace."""
+    path.mkdir()
+    (path / "sub").mkdir()
+    (path / "sub" / "chat.json").write_text('[{"role": "user", "content": "hi"}]')
+    for i in range(rng.randint(1, 3)):
+        (path / f"self{i}").symlink_to(".")
+    (path / "sub" / "up").symlink_to("..")
+    (path / "out").symlink_to(path.parent.parent)
+
+
+def _deep(path: Path, rng: random.Random) -> None:
+    depth = rng.choice((1_200, 20_000, 100_000))
+    opener = rng.choice(("[", '{"a":', '{"type":"user","uuid":"u","message":'))
+    path.write_text(opener * depth + "\n")
+
+
+def _odd_types(path: Path, rng: random.Random) -> None:
+    odd = rng.choice(({}, [], 1, None, True, 1.5))
+    key = rng.choice(("type", "kind", "role", "messages", "format", "payload", "content"))
+    rec = {"type": "user", "uuid": "u", "sessionId": "s", "role": "user", "content": "x"}
+    rec[key] = odd
+    path.write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
+
+
+def _blank(path: Path, rng: random.Random) -> None:
+    path.write_bytes(rng.choice((b"", b"\xef\xbb\xbf", b"\n\n", b"\0" * 100, b"{", b"[]", b"{}")))
+
+
+SPECIAL = (_fifo, _dangling, _link_loop, _dev_zero, _self_links, _deep, _odd_types, _blank)
+
+
+def run_special(store: Store, folder: Path, i: int, rng: random.Random) -> tuple[str, str]:
+    """One special input, imported on a watchdog thread: ``(kind, outcome)``; a hang
+    past ``HANG`` seconds is the outcome ``hang``."""
+    make = rng.choice(SPECIAL)
+    target = folder / f"s{i}{rng.choice(('.json', '.jsonl', '.traj'))}"
+    make(target, rng)
+    fmt = rng.choice(("auto", "auto", *FORMATS))
+    outcome: list[str] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(import_checked(store, target, fmt))
+        except BaseException as exc:  # reported to the caller
+            failed.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(HANG)
+    if worker.is_alive():
+        return make.__name__, "hang"
+    if failed:
+        raise failed[0]
+    return make.__name__, outcome[0]
+
+
+#: Seconds an import of one special input may take before it counts as a hang.
+HANG = 60.0
 
 
 _FORMATS: dict[Path, str] = {}
@@ -240,3 +335,15 @@ def test_corruption_fuzz(store: Store, tmp_path: Path, seed: int) -> None:
         target = tmp_path / f"v{i}{''.join(src.suffixes[-2:])}"
         outcomes[run_variant(store, src, mutate(data, rng), target)] += 1
     assert outcomes["error"] > 0 and sum(outcomes.values()) >= 70
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_special_inputs_never_crash_or_hang(store: Store, tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    seen: dict[str, set[str]] = {}
+    for i in range(40):
+        kind, outcome = run_special(store, tmp_path, i, rng)
+        assert outcome != "hang", f"{kind} hung the import"
+        seen.setdefault(kind, set()).add(outcome)
+    assert {"_fifo", "_deep", "_self_links", "_odd_types"} <= seen.keys()
+    assert seen["_fifo"] == {"error"} and seen["_deep"] == {"error"}

@@ -245,3 +245,29 @@ def test_to_message_and_openai_shape() -> None:
 
 def _tool(name: str) -> dict[str, object]:
     return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def test_credentials_in_the_base_url_are_dropped_for_the_key(
+    serve: Callable[..., ModelServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``http://user:pass@host`` would go out as Basic auth in place of the key (issue 18):
+    the user info is removed with one warning, and the configured key is sent."""
+    key = "sk-test-configured-key-0123"
+    server = serve(api_key=key)
+    with_user = server.url.replace("http://", "http://alice:hunter2-secret@")
+    settings = [
+        ModelSettings.resolve(env={"CTXLENS_API_KEY": key}, base_url=with_user, model="m")
+        for _ in range(3)
+    ]
+
+    async def go() -> None:
+        async with ChatClient(settings[0]) as client:
+            ok = await client.complete(USER)  # the server answers 401 to anything but the key
+            assert ok.text == "echo: hello"
+
+    with caplog.at_level("WARNING", logger="ctxlens.llm"):
+        run(go())
+    assert settings[0].base_url == server.url
+    assert "hunter2" not in json.dumps(settings[0].public_dict())
+    warnings = [r.getMessage() for r in caplog.records if "user name or password" in r.message]
+    assert len(warnings) == 1 and "hunter2" not in warnings[0] and "alice" not in warnings[0]

@@ -340,3 +340,30 @@ def test_server_stop_leaves_nothing_behind(serve: Callable[..., ModelServer]) ->
     run(go())
     server.stop()  # a handler is still sleeping in the slow fault: stop must cancel it
     assert not server.running
+
+
+@pytest.mark.parametrize("stream", MODES)
+@pytest.mark.parametrize(
+    "fault", [Fault.trickle(every_s=0.1), Fault.silent()], ids=["trickle", "silent"]
+)
+def test_trickling_and_silent_servers_end_at_the_deadline(
+    serve: Callable[..., ModelServer], fault: Fault, stream: bool
+) -> None:
+    """A keep-alive every 0.1 s never trips a 30 s read timeout; the per-call deadline
+    ends the call (a timeout error the retry and ladder code already handle)."""
+    server = serve()
+    server.faults.add(fault)
+
+    async def go() -> ModelCallError:
+        settings = ModelSettings(server.url, "m", timeout_s=30.0, deadline_s=0.8)
+        async with ChatClient(settings) as client:
+            with pytest.raises(ModelCallError) as info:
+                await client.complete(USER, stream=stream)
+            ok = await client.complete(USER, stream=stream)
+            assert ok.text == "echo: hello"
+        return info.value
+
+    err = run(go())
+    assert (err.kind, err.detail) == (ErrorKind.TIMEOUT, "deadline")
+    assert "0.8 s deadline" in str(err)
+    assert [r.fault for r in server.requests] == [fault.kind, None]

@@ -194,3 +194,106 @@ def test_a_finished_run_has_nothing_to_resume(demo_store: tuple[Store, str]) -> 
     assert result.status == "finished" and result.generation is None and result.final
     with store.read() as r:
         assert len(r.checkpoints(trace_id)) == count
+
+
+def test_a_run_killed_before_its_first_round_resumes(
+    tmp_path: Path, demo_store: tuple[Store, str]
+) -> None:
+    """Issue 18: a run killed after its turn opened but before the first round checkpoint
+    had nothing to resume from; the turn's start is a checkpoint now."""
+    import asyncio
+
+    from core.demo.options import DemoOptions
+    from core.demo.scenario import TASK, create_demo_trace, open_demo_run
+
+    with Store.open(tmp_path / "early.db") as store:
+        trace_id = create_demo_trace(store, DemoOptions())
+
+        async def killed_at_once() -> None:
+            async with open_demo_run(store, trace_id) as runner:
+                await runner.start_turn(TASK)  # the process dies here
+
+        asyncio.run(killed_at_once())
+        with store.read() as r:
+            assert [c.type for c in r.checkpoints(trace_id)] == ["start"]
+            assert r.llm_call_count(trace_id) == 0
+        result = resume(store, trace_id)
+        assert result.status == "resumed" and result.checkpoint_type == "start"
+        assert result.final and result.stopped == "done"
+        assert (result.metrics or {})["redone_tool_calls"] == 0
+        whole, whole_id = demo_store
+        assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
+
+
+def _subagent_results(db: Path) -> tuple[str | None, int]:
+    """The trace, and tool results on a subagent branch so far (0 once the parent moved on)."""
+    try:
+        with Store.open(db) as store:
+            traces = store.traces()
+            if not traces:
+                return None, 0
+            tid = traces[0].id
+            with store.read() as r:
+                rows = r.conn.exec_driver_sql(
+                    "SELECT branch_type, role FROM messages WHERE trace_id = ? "
+                    "ORDER BY sequence DESC LIMIT 40",
+                    (tid,),
+                ).all()
+    except Exception:  # the child may be creating the schema right now
+        return None, 0
+    if not rows or rows[0][0] != "subagent":
+        return tid, 0
+    return tid, sum(1 for b, role in rows if b == "subagent" and role == "tool")
+
+
+def test_a_run_killed_inside_a_subagent_resumes_inside_it(
+    tmp_path: Path, demo_store: tuple[Store, str]
+) -> None:
+    """Issue 18: resume restarted a subagent killed mid-way and repeated its completed tool
+    calls; it continues the subagent's own branch now (0 redone)."""
+    db = tmp_path / "run.db"
+    child = ctxlens(db, "demo", "--json")
+    deadline = time.monotonic() + 300
+    trace_id, inside = None, 0
+    try:
+        while inside < 2:
+            assert child.poll() is None, "the demo ended before its subagent got going"
+            assert time.monotonic() < deadline, "no subagent within 300 s"
+            time.sleep(0.01)
+            trace_id, inside = _subagent_results(db)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(30)
+    assert trace_id is not None
+    proc = ctxlens(db, "resume", trace_id, "--json")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert result["final"] and result["redone_tool_calls"] == 0, result
+    with Store.open(db) as store:
+        whole, whole_id = demo_store
+        assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
+        with store.read() as r:
+            branches = r.conn.exec_driver_sql(
+                "SELECT count(DISTINCT branch_id) FROM messages "
+                "WHERE trace_id = ? AND branch_type = 'subagent'",
+                (trace_id,),
+            ).scalar_one()
+        assert branches == 1, "the subagent went on on its own branch, not a second one"
+
+
+def test_a_demo_killed_before_its_first_message_resumes_from_the_start(
+    tmp_path: Path, demo_store: tuple[Store, str]
+) -> None:
+    """No checkpoint and no message (killed right after creating its trace): resume reads
+    the log, finds nothing done, and runs the demo's turn from the start."""
+    from core.demo.options import DemoOptions
+    from core.demo.scenario import create_demo_trace
+
+    with Store.open(tmp_path / "bare.db") as store:
+        trace_id = create_demo_trace(store, DemoOptions())
+        result = resume(store, trace_id)
+        assert (result.status, result.checkpoint_type, result.resumed_from) == ("resumed", "log", 0)
+        assert result.final and (result.metrics or {})["redone_tool_calls"] == 0
+        whole, whole_id = demo_store
+        assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)

@@ -120,3 +120,48 @@ def test_prompt_too_long_climbs_the_ladder_and_is_never_resent_unchanged(
     with store.read() as rd:
         levels = [c.level for c in rd.compactions(r.trace_id)]
     assert levels and levels[0] == "aggressive", levels
+
+
+class _FailingSummarizer:
+    """Every summary fails, as with a summary model that is down."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def summarize(self, request: Any) -> str:
+        self.calls += 1
+        raise RuntimeError("summary model unreachable")
+
+
+def test_the_breaker_opening_is_a_run_event_and_a_stored_one(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    """Issue 18: after three failed summaries the breaker opened silently; now its state
+    changes are run events (the window's activity line shows them) and stored rows."""
+    from core.run.live import event_text
+
+    long = "We examined the data and moved on to the next question. " * 30
+    steps = [Step.tool(f"L{i}", "lookup", text=f"Turn {i}. {long}", key=f"k{i}") for i in range(12)]
+    server = serve(ScriptedModel(Script((*steps, Step.final("F", "done")))))
+    seen: list[str] = []
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            trace = store.create_trace("breaker")
+            summarizer = _FailingSummarizer()
+            r = Runner(
+                store, trace.id, client, RunConfig(window=2000), tools=tools(),
+                summarizer=summarizer,
+            )  # fmt: skip
+            r.events.subscribe(lambda e: seen.append(event_text(e) or ""))
+            await r.start_turn("look up the keys")
+            await r.run()
+            assert summarizer.calls >= 3
+            return r
+
+    r = asyncio.run(go())
+    with store.read() as rd:
+        rows = [e for e in rd.table_rows("run_events", r.trace_id) if e["type"] == "breaker"]
+    assert rows and rows[0]["payload"]["breaker"] == "open", rows
+    assert rows[0]["payload"]["failures"] == 3 and rows[0]["payload"]["was"] == "closed"
+    assert any(s.startswith("compaction breaker open after 3 failures") for s in seen), seen
