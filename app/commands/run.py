@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 from app.cli import CliContext
@@ -40,6 +41,8 @@ def run(ctx: CliContext) -> int:
         ctx.emit_json(result)
     else:
         ctx.out.write(json.dumps(result, indent=2) + "\n")
+    for error in result["run_errors"]:
+        print(f"ctxlens run: error: {error}", file=sys.stderr)
     return 0 if result["stopped"] == "done" else 1
 
 
@@ -62,7 +65,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     )
     config = RunConfig(
         model=a.model,
-        fallback_model=a.fallback_model,
+        fallback_model=settings.fallback_model,
         window=a.window,
         compaction=a.compaction,
         max_steps=a.max_steps,
@@ -102,6 +105,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         "errors": [c.error for c in calls if c.error],
         "final": outcome.final,
         "stopped": outcome.stopped,
+        "run_errors": outcome.errors,
     }
 
 

@@ -129,6 +129,8 @@ class RunnerCore:
         self.iteration = 0
         self.turn_steps = 0
         self.final: str | None = None
+        self.errors: list[str] = []
+        """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
         self.generation = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.context.compaction import load_records
 from core.context.periodic import (
     inject_context,
     periodic_decision,
@@ -50,14 +51,7 @@ class BookkeepingSteps(CompactionSteps):
             and self.config.goal_mode == "on_complete"
             and (self.config.compaction == "ctxlens")
         ):
-            view = self.view()
-            for gid in self._goal_done:
-                outcome = self.compactor.on_goal_done(view, gid)
-                if outcome.compacted:
-                    with self.store.read() as r:
-                        head = self._head(r)
-                    await self._commit_outcome(outcome, head)
-                    view = self.view()
+            await self._compact_done_goals()
         self._goal_done = []
         await self.hooks.fire("step_complete", {"iteration": self.iteration})
         self.round_calls = []
@@ -72,6 +66,19 @@ class BookkeepingSteps(CompactionSteps):
             if every > 0 and self.iteration % every == 0:
                 self._checkpoint("round")
         return StepResult(Phase.BOOKKEEPING, self.phase, tuple(written))
+
+    async def _compact_done_goals(self) -> None:
+        """``on_complete``: each goal finished this round is compacted at once (seed A)."""
+        for gid in self._goal_done:
+            view = self.view()
+            with self.store.read() as r:
+                head = self._head(r)
+                records = (
+                    load_records(r, self.trace_id, head) if self.agent_name == "main" else None
+                )
+            outcome = self.compactor.on_goal_done(view, gid, records)
+            if outcome.compacted:
+                await self._commit_outcome(outcome, head)
 
     def _end_turn(self) -> None:
         with self.store.write() as w:

@@ -80,6 +80,7 @@ class ModelSteps(CompactionSteps):
             raise
         except CtxlensError as err:
             self.phase = Phase.DONE
+            self.errors.append(str(err))
             self._emit("error", {"error": str(err)})
             self._emit("done", {"reason": "error"})
             return StepResult(Phase.MODEL, Phase.DONE, (), f"model error: {err}")
@@ -125,7 +126,10 @@ class ModelSteps(CompactionSteps):
         self._emit("error", {"recovery": entry.step.value, "changed": entry.changed})
 
     async def _ladder_compact(self, level: str) -> bool:
-        return await self._maybe_compact(manual=True, level=level) is not None
+        done = await self._maybe_compact(manual=True, level=level) is not None
+        if done:
+            self._inject_caller_skills()  # the retried call carries them too
+        return done
 
     async def _raise_hard_limit(self, err: ModelCallError) -> bool:
         budget = self.monitors.budget

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-from core.context.skill_injection import (
-    apply_skill_needs,
-    pending_skill_injections,
-)
 from core.refs import (
     ContextLoad,
 )
@@ -36,42 +32,9 @@ class PrepareSteps(CompactionSteps):
                 written += [m.sequence for m in msgs]
                 for n in pre.nudges:
                     self._emit("nudge", {"name": n.name, "text": n.text}, msgs[0].sequence)
-            if self.config.inject_skills:
-                w.flush()
-                needs = pending_skill_injections(
-                    w.read,
-                    self.trace_id,
-                    list(self.config.inject_skills),
-                    self.config.skill_recency_threshold,
-                    items=self.cache.items,
-                )
-                parent = self.tip if self.branch_type else HEAD
-                records = apply_skill_needs(
-                    w,
-                    self.trace_id,
-                    self.skills,
-                    needs,
-                    parent=parent,
-                    agent_name=self.agent_name,
-                    goal_id=self.goals.focus,
-                    branch_type=self.branch_type,
-                    branch_id=self.branch_id,
-                )
-                for rec, need in zip(records, needs, strict=True):
-                    self._moved(rec.message_sequence)
-                    written += [rec.call_sequence or rec.message_sequence, rec.message_sequence]
-                    self._emit(
-                        "injection",
-                        {
-                            "kind": "skill",
-                            "skill": rec.skill,
-                            "reason": need.reason,
-                            "why": need.why,
-                        },
-                        rec.message_sequence,
-                    )
         event = await self._maybe_compact(manual=self._manual_compact)
         self._manual_compact = False
+        written += self._inject_caller_skills()  # after compaction: the call carries them
         self.phase = Phase.MODEL
         detail = f"compaction {event.level}" if event is not None else ""
         return StepResult(Phase.PREPARE, Phase.MODEL, tuple(written), detail)

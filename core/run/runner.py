@@ -42,6 +42,7 @@ from core.run.resume import main_path_tail, resume_point
 from core.run.state import Phase, RunResult, StepResult
 from core.run.subagents import SubagentSupport
 from core.run.tool_step import ToolSteps
+from core.store.writer import Writer
 
 __all__ = ["INTRINSIC", "ModelPort", "Runner"]
 
@@ -56,7 +57,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
             raise ConflictError(f"a turn is already open (phase {self.phase})")
         with self.store.write() as w:
             if self.session_id is None and self.agent_name == "main":
-                self.session_id = w.create_session(self.trace_id, model=self.config.model)
+                self.session_id = self._session(w)
                 meta = w.read.trace(self.trace_id).metadata or {}
                 budget = {
                     "window": self.config.window,
@@ -85,11 +86,20 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.phase = Phase.PREPARE
         self.turn_steps = 0
         self.final = None
+        self.errors = []
         self._final_only = False
         self._last_step = None
         self._emit("session", {"user": init.user.content, "turn": self.turn_index})
         await self.hooks.fire("prompt_submit", {"content": init.user.content})
         return init.user
+
+    def _session(self, w: Writer) -> str:
+        """A trace continued by a new process (``ctxlens run --trace``) keeps its session:
+        the next turn is numbered after the last one."""
+        sessions = w.read.sessions(self.trace_id)
+        if sessions:
+            return str(sessions[-1]["id"])
+        return w.create_session(self.trace_id, model=self.config.model)
 
     def attach(self) -> Phase:
         """Continue an existing trace from its head (after a rewind, in a new process, in
@@ -192,6 +202,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.round_calls = list(call.tool_calls) if call is not None and pending else []
         self.call_message = call if pending else None
         self.final = None
+        self.errors = []
         self.phase = Phase.TOOLS if pending else at
 
     async def run(
@@ -224,7 +235,8 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
             elif step.ran is Phase.TOOLS:
                 result.tool_calls += 1
         result.final = self.final
-        result.stopped = result.stopped or "done"
+        result.errors = list(self.errors)
+        result.stopped = "error" if self.errors else "done"
         return result
 
     async def step(self) -> StepResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.llm import ModelServer, ScriptedModel
 from tests.core.llm.conftest import serve
@@ -78,3 +79,54 @@ def test_run_against_an_openai_compatible_endpoint(
     _, shown = cli("--db", str(db), "show", data["trace_id"], "--json")
     roles = [m["role"] for m in json.loads(shown)["messages"]]
     assert roles[:2] == ["system", "user"]
+
+
+def _run_args(db: Path, url: str, *extra: str) -> list[str]:
+    return ["--db", str(db), "run", "--base-url", url, "--model", "m", "--task", "t", *extra]
+
+
+def test_a_failed_run_exits_non_zero_with_the_error_on_stderr(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer], capsys: Any
+) -> None:
+    from core.llm import Fault
+
+    server = serve(ScriptedModel(script(1)))
+    server.faults.add(Fault.http_error(401, {"error": {"message": "bad key"}}), times=5)
+    code, out = cli(*_run_args(tmp_path / "r.db", server.url, "--json"))
+    data = json.loads(out)
+    assert code != 0 and data["stopped"] == "error" and data["final"] is None
+    assert data["run_errors"] and "401" in capsys.readouterr().err
+
+
+def test_the_fallback_model_comes_from_the_environment(
+    cli: Cli,
+    tmp_path: Path,
+    serve: Callable[..., ModelServer],
+    monkeypatch: Any,
+) -> None:
+    from core.llm import Fault
+
+    monkeypatch.setenv("FALLBACK_MODEL", "fb")
+    server = serve(ScriptedModel(script(0)))
+    server.faults.add(Fault.overloaded(), times=3, model="m")
+    code, out = cli(*_run_args(tmp_path / "r.db", server.url, "--json"))
+    assert code == 0, out
+    assert [q.model for q in server.requests][:4] == ["m", "m", "m", "fb"]
+
+
+def test_run_with_trace_continues_its_session(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer]
+) -> None:
+    from core.store import Store
+
+    server = serve(ScriptedModel(script(0)))
+    db = tmp_path / "r.db"
+    _, out = cli(*_run_args(db, server.url, "--json"))
+    trace = json.loads(out)["trace_id"]
+    server2 = serve(ScriptedModel(script(0)))
+    code, out = cli(*_run_args(db, server2.url, "--trace", trace, "--json"))
+    assert code == 0, out
+    with Store.open(str(db)) as st, st.read() as r:
+        sessions = r.sessions(trace)
+        assert len(sessions) == 1
+        assert [t["turn_index"] for t in r.turns(sessions[0]["id"])] == [0, 1]

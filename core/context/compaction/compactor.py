@@ -125,8 +125,9 @@ class Compactor:
         tokens = view_tokens(view)
         if self.config.goal_mode != "on_complete":
             return self._same(view, "goal", "not_needed", "goal mode is not on_complete", tokens)
-        res = compact_goals(view, records or _records(view), [goal_id])
-        return self._finish(view, "goal", "on_complete", tokens, _Run(view, [res]), None)
+        run = _Run(view, [])
+        self._apply(run, compact_goals(view, records or _records(view), [goal_id]))
+        return self._finish(view, "goal", "on_complete", tokens, run, None)
 
     # -- the run --------------------------------------------------------------------------
     async def _guarded(
@@ -166,12 +167,23 @@ class Compactor:
             shrunk = (start - now) / start if start else 1.0
             if level == "auto" and now <= goal and shrunk >= (min_reclaim or 0.0):
                 break
+            if name == "goal" and level == "auto":
+                self._goals_one_by_one(run, records, goal)
+                continue
             await self._layer(run, name, records)
         if self.files is not None and any(r.level in ("snip", "summary") for r in run.layers):
             self._restore(run)
         if level == "auto":
             self._apply(run, inject_identity(run.view, self.config.identity))
         return run
+
+    def _goals_one_by_one(self, run: _Run, records: Records, goal: float) -> None:
+        """Seed A's ``on_overflow``: finished goals are compacted oldest first, one at a
+        time, until the context is under the target (or none is left)."""
+        for gid in records.goals.finished_ids():
+            if view_tokens(run.view) <= goal:
+                return
+            self._apply(run, compact_goals(run.view, records, [gid]))
 
     def _order(self) -> list[str]:
         skip = {"identity"} | ({"goal"} if self.config.goal_mode == "none" else set())

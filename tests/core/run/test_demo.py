@@ -88,3 +88,20 @@ def test_naive_baseline_redoes_work(tmp_path: Path) -> None:
         result = run_demo(store, DemoOptions(steps=70, compaction="naive"))
     assert result["redone_tool_calls"] > 0
     assert set(result["compactions"]) == {"naive"}
+
+
+def test_every_main_call_after_the_first_skill_injection_carries_the_skill(
+    demo: tuple[Path, dict],  # type: ignore[type-arg]
+) -> None:
+    """Re-injection happens after the step's compaction, right before the call."""
+    db, result = demo
+    tid = result["trace_id"]
+    with Store.open(db) as store, store.read() as rd:
+        skill_seqs = {s.message_sequence for s in rd.skill_injections(tid)}
+        calls = [c for c in rd.llm_calls(tid) if c.agent_name == "main"]
+    assert skill_seqs
+    first = next(n for n, c in enumerate(calls) if skill_seqs & {i.sequence for i in c.context})
+    missing = [
+        c.call_index for c in calls[first:] if not skill_seqs & {i.sequence for i in c.context}
+    ]
+    assert missing == []
