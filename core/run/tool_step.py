@@ -90,7 +90,10 @@ class ToolSteps(RunnerCore):
             if decision.arguments is not None:
                 args = decision.arguments
         if call.name in INTRINSIC:
-            return await self._intrinsic(call, args), "ok"
+            try:
+                return await self._intrinsic(call, args), "ok"
+            except (CtxlensError, OSError) as exc:  # model-controlled input: an error result
+                return ToolResult(f"Error: {call.name}: {exc}", is_error=True), "error"
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted([*INTRINSIC, *self.tools.tools]))
@@ -205,8 +208,8 @@ class ToolSteps(RunnerCore):
         (msg,) = self._append(w, [nm])
         if plan.granted:
             grant = self.ledger.commit(w, self.trace_id, plan, msg.sequence)
-            extra = plan.content_message(self.agent_name)
-            if extra is not None:
+            extra = plan.content_message(self.agent_name) if plan.image_url else None
+            if extra is not None:  # an image follows in a user message; a text *is* the result
                 self._image_grants.append(extra)
             self._emit(
                 "grant",

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from core.llm import ChatClient, ModelServer, ScriptedModel
+from core.llm import ChatClient, ModelServer, Script, ScriptedModel, Step
 from core.records import LlmCall, Message
 from core.run.config import RunConfig
 from core.run.runner import Runner
@@ -56,3 +56,51 @@ def test_on_complete_compacts_the_finished_goal_and_its_reminders(
     assert not [m for m in sent if m.name == "lookup"]
     assert not [m for m in sent if m.role == "user" and m.kind == "injected_context"]
     assert any(m.kind == "injected_context" for m in msgs.values())  # there were some
+
+
+def _big(args: dict[str, Any], ctx: Any) -> Any:
+    from core.run.tools import ToolResult
+
+    return ToolResult("\n".join(f"row {n}: " + "x" * 60 for n in range(400)))
+
+
+def _with_big() -> Any:
+    from core.run.tools import Tool
+
+    return tools().extend([Tool("big", "A big output.", {"type": "object"}, _big)])
+
+
+def test_a_text_read_ref_enters_the_context_once(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    steps = (
+        Step.tool("B", "big"),
+        Step.tool("R", "read_ref", ref="full output of big", length=600),
+        Step.final("F", "read it"),
+    )
+    server = serve(ScriptedModel(Script(steps)))
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            r = Runner(store, store.create_trace("ref").id, client, RunConfig(), tools=_with_big())
+            await r.start_turn("read the big output")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    msgs = _messages(store, r.trace_id)
+    sent = [msgs[i.sequence] for i in _calls(store, r.trace_id)[-1].context if i.sequence]
+    assert len([m for m in sent if m.content.startswith("[ref out-")]) == 1
+
+
+def test_a_bad_save_memory_type_is_an_error_result_not_the_end_of_the_run(
+    store: Store, serve: Callable[..., ModelServer], tmp_path: Any
+) -> None:
+    steps = (
+        Step.tool("M", "save_memory", type="bogus", content="four words at least here"),
+        Step.final("F", "done anyway"),
+    )
+    server = serve(ScriptedModel(Script(steps)))
+    r, result = _drive(store, server, RunConfig(memory_dir=str(tmp_path / "mem")))
+    assert result.stopped == "done" and r.final == "done anyway"
+    assert "bogus" in server.requests[-1].messages[-1]["content"]
