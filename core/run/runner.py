@@ -78,6 +78,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 parent=self.tip if self.branch_type else None,
                 branch_type=self.branch_type,
                 branch_id=self.branch_id,
+                restore_tasks=not self.branch_type,  # a subagent starts fresh (seed B)
             )
             last = init.task_state or init.user
             self._moved(last.sequence)

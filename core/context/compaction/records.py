@@ -19,7 +19,12 @@ from core.records import Message
 from core.store.reader import Reader
 
 #: Kinds that are the runtime's own additions, not the user's words.
-_NOT_USER_TEXT = frozenset({"summary", "placeholder", "identity", "file_restore", "task_state"})
+_NOT_USER_TEXT = frozenset(
+    {"summary", "placeholder", "identity", "file_restore", "task_state"}
+    | {"nudge", "notice", "injected_context", "injected_skill", "grant", "meta"}
+)
+"""Role-user kinds the runtime writes (blocks, reminders, grants): never "what the user
+asked", so neither the task nor the latest user request of a summary."""
 
 
 @dataclass(frozen=True, slots=True)

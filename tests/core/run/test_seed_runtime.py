@@ -104,3 +104,40 @@ def test_a_bad_save_memory_type_is_an_error_result_not_the_end_of_the_run(
     r, result = _drive(store, server, RunConfig(memory_dir=str(tmp_path / "mem")))
     assert result.stopped == "done" and r.final == "done anyway"
     assert "bogus" in server.requests[-1].messages[-1]["content"]
+
+
+async def _delegate(args: dict[str, Any], ctx: Any) -> Any:
+    from core.run.tools import ToolResult
+
+    text = await ctx.runtime.spawn_subagent("check k0", name="checker", system_prompt="CHECKER")
+    return ToolResult(text)
+
+
+def test_a_subagent_starts_from_a_fresh_system_and_user_message(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.run.tools import Tool
+
+    main = Script(
+        (
+            Step.tool("T", "todo_write", todos=[{"id": 1, "content": "check", "status": "x"}]),
+            Step.tool("D", "delegate"),
+            Step.final("F", "delegated"),
+        )
+    )
+    sub = Script((Step.final("SF", "checked"),), name="sub", match="CHECKER")
+    server = serve(ScriptedModel(main, sub))
+    reg = tools().extend([Tool("delegate", "Delegate.", {"type": "object"}, _delegate)])
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            r = Runner(store, store.create_trace("sub").id, client, RunConfig(), tools=reg)
+            await r.start_turn("delegate the check")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    first_sub = next(c for c in _calls(store, r.trace_id) if c.agent_name != "main")
+    msgs = _messages(store, r.trace_id)
+    roles = [msgs[i.sequence].role for i in first_sub.context if i.sequence is not None]
+    assert roles == ["system", "user"] and r.final == "delegated"
