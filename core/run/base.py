@@ -15,7 +15,7 @@ from core.context.compaction import (
     FileStateCache,
     Summarizer,
 )
-from core.context.nudges import BackgroundNotice, StepMonitors, TokenBudget
+from core.context.nudges import BackgroundNotice
 from core.context.periodic import (
     GET_CURRENT_CONTEXT,
     ContextSources,
@@ -68,6 +68,7 @@ class ModelPort(Protocol):
         tool_choice: Any = None,
         on_event: Callable[[StreamEvent], None] | None = None,
         cancel: asyncio.Event | None = None,
+        params: Mapping[str, Any] | None = None,
     ) -> ModelResponse: ...
 
 
@@ -118,10 +119,8 @@ class RunnerCore:
             summarizer if agent_name == "main" else None,
             files=FileStateCache(),
         )
-        self.monitors = StepMonitors(
-            budget=TokenBudget(self.config.soft_limit, self.config.hard_limit)
-        )
-        self.ledger = GrantLedger()
+        self.monitors = self.config.monitors()
+        self.ledger = GrantLedger(self.config.grant_budget())
         self.phase = Phase.IDLE
         self.pending: list[ToolCall] = []
         self.round_calls: list[ToolCall] = []
@@ -130,6 +129,7 @@ class RunnerCore:
         self.turn_steps = 0
         self.final: str | None = None
         self.errors: list[str] = []
+        self._max_output: int | None = self.config.max_output_tokens
         """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None

@@ -51,6 +51,7 @@ class ModelSteps(CompactionSteps):
                     tool_choice=tool_choice,
                     on_event=self._on_stream,
                     cancel=self._cancel,
+                    **self._request_params(),
                 )
             except ModelCallError as err:
                 ms = (time.perf_counter() - started) * 1000
@@ -75,6 +76,8 @@ class ModelSteps(CompactionSteps):
                 on_retry=self._on_retry,
                 on_recovery=self._on_recovery,
                 jitter_key=self.trace_id,
+                request_extra=self._request_params,
+                policy=self.config.retry_policy(),
             )
         except CallCancelled:
             raise
@@ -131,11 +134,19 @@ class ModelSteps(CompactionSteps):
             self._inject_caller_skills()  # the retried call carries them too
         return done
 
+    def _request_params(self) -> dict[str, Any]:
+        """What the request carries besides messages and tools: the output limit, once
+        set (``max_output_tokens`` or the ladder's escalation)."""
+        return {"params": {"max_tokens": self._max_output}} if self._max_output else {}
+
     async def _raise_hard_limit(self, err: ModelCallError) -> bool:
-        budget = self.monitors.budget
-        if budget.hard_limit >= 64_000:
+        """EscalateTokens (seed B): the token hard limit and the request's output limit
+        go up to ``escalation_limit``; nothing to do when both already are there."""
+        budget, limit = self.monitors.budget, self.config.escalation_limit
+        if budget.hard_limit >= limit and (self._max_output or 0) >= limit:
             return False
-        budget.hard_limit = 64_000
+        budget.hard_limit = max(budget.hard_limit, limit)
+        self._max_output = limit
         return True
 
     async def _multi_turn(self, err: ModelCallError) -> bool:

@@ -173,9 +173,14 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         """Take back ``runtime_state()`` from a checkpoint (a resumed or replayed run). The
         budget limits stay this run's own; the file cache is rebuilt from stored reads."""
         self.monitors = StepMonitors.from_state(state.get("monitors") or {})
+        fresh = self.config.monitors()  # the limits stay this run's own
         self.monitors.budget.soft_limit = self.config.soft_limit
         self.monitors.budget.hard_limit = self.config.hard_limit
+        self.monitors.budget.near_ratio = fresh.budget.near_ratio
+        self.monitors.todo.after = fresh.todo.after
+        self.monitors.duplicates.threshold = fresh.duplicates.threshold
         self.ledger = GrantLedger.from_state(state.get("ledger") or {})
+        self.ledger.budget = self.config.grant_budget()
         self.turn_steps = int(state.get("turn_steps") or 0)
         last = state.get("last_step")
         self._last_step = (int(last[0]), [str(n) for n in last[1]]) if last else None

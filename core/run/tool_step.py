@@ -3,6 +3,7 @@ into refs, grants, audit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -100,7 +101,10 @@ class ToolSteps(RunnerCore):
             return ToolResult(f"Error: unknown tool {call.name!r} (known: {known})", True), "error"
         ctx = ToolContext(self.trace_id, call.id, self.iteration, self, self.agent_name)
         try:
-            result = await tool.call(args, ctx)
+            result = await asyncio.wait_for(tool.call(args, ctx), self.config.tool_timeout_s)
+        except TimeoutError:
+            limit = self.config.tool_timeout_s
+            return ToolResult(f"Error: {call.name} timed out after {limit:g} s", True), "error"
         except Exception as exc:  # a tool's bug is the model's error message, not a crash
             text = f"Error: {call.name} failed: {type(exc).__name__}: {exc}"
             for d in await self.hooks.fire("tool_failure", {"tool": call.name, "error": text}):
@@ -163,6 +167,7 @@ class ToolSteps(RunnerCore):
                 call.arguments,
                 tuple(ImageData.from_bytes(i.data, i.mime, i.description) for i in result.images),
             ),
+            policy=self.config.slim_policy(),
             slimmers=self.slimmers,
             scope=self.ref_scope,
         )

@@ -197,7 +197,8 @@ class Compactor:
             self._apply(run, snip(run.view, records, cfg.snip))
         elif name == "micro":
             self._apply(run, micro(run.view, cfg.micro))
-        elif name == "aggressive":
+        elif name == "aggressive":  # seed B: snip + micro keeping 2 recent results
+            self._apply(run, snip(run.view, records, cfg.snip))
             self._apply(run, micro(run.view, cfg.aggressive, "aggressive"))
         elif name == "identity":
             self._apply(run, inject_identity(run.view, cfg.identity))

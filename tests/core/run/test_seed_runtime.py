@@ -141,3 +141,42 @@ def test_a_subagent_starts_from_a_fresh_system_and_user_message(
     msgs = _messages(store, r.trace_id)
     roles = [msgs[i.sequence].role for i in first_sub.context if i.sequence is not None]
     assert roles == ["system", "user"] and r.final == "delegated"
+
+
+class _Recording(ScriptedModel):
+    """The scripted model, keeping every request body it answered."""
+
+    def __init__(self, *scripts: Script) -> None:
+        super().__init__(*scripts)
+        self.bodies: list[dict[str, Any]] = []
+
+    def reply(self, request: Any) -> Any:
+        self.bodies.append(dict(request.body))
+        return super().reply(request)
+
+
+def test_the_ladder_escalation_raises_what_the_request_carries(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.llm import Fault
+
+    backend = _Recording(script(1))
+    server = serve(backend)
+    body = {"error": {"message": "output hit max_tokens", "type": "invalid_request_error"}}
+    server.faults.add(Fault.http_error(400, body), times=1)
+    r, result = _drive(store, server, RunConfig(escalation_limit=50_000))
+    assert result.stopped == "done"
+    assert backend.bodies[0].get("max_tokens") == 50_000
+    assert r.monitors.budget.hard_limit == 50_000
+
+
+def test_settings_reach_the_run(store: Store, serve: Callable[..., ModelServer]) -> None:
+    """Seed numbers set with ``--set`` change what the run does (duplicate limit, todo nag)."""
+    steps = [Step.tool(f"L{i}", "lookup", key="same") for i in range(3)]
+    server = serve(ScriptedModel(Script((*steps, Step.final("F", "done")))))
+    config = RunConfig().with_settings(["duplicate_limit=2", "todo_nag_steps=2"])
+    r, _ = _drive(store, server, config)
+    msgs = _messages(store, r.trace_id).values()
+    blocked = [m for m in msgs if m.name == "lookup" and (m.metadata or {}).get("nudge")]
+    nags = [m for m in msgs if (m.metadata or {}).get("nudge") == "todo_nag"]
+    assert len(blocked) == 2 and nags and "2 steps" in nags[0].content
