@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 from app.cli import CliContext
+from app.run_settings import add_parser
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a task against an OpenAI-compatible endpoint")
+    p = add_parser(sub, "run", help="run a task against an OpenAI-compatible endpoint")
     p.add_argument("--base-url", required=True, metavar="URL", help="e.g. http://host/v1")
     p.add_argument("--model", required=True, metavar="NAME")
     p.add_argument("--fallback-model", metavar="NAME")
@@ -23,13 +24,6 @@ def register(sub: Any) -> None:
     p.add_argument("--skill", action="append", default=[], help="inject a skill (repeatable)")
     p.add_argument("--demo-tools", action="store_true", help="offer the demo world's tools")
     p.add_argument("--no-stream", action="store_true")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any run setting (see RunConfig), e.g. --set injection_interval=3",
-    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 

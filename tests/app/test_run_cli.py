@@ -130,3 +130,44 @@ def test_run_with_trace_continues_its_session(
         sessions = r.sessions(trace)
         assert len(sessions) == 1
         assert [t["turn_index"] for t in r.turns(sessions[0]["id"])] == [0, 1]
+
+
+def test_run_help_lists_every_setting_with_its_default(capsys: Any) -> None:
+    import dataclasses
+
+    import pytest
+
+    from app.cli import main
+    from core.run.config import RunConfig
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    for f in dataclasses.fields(RunConfig):
+        if f.name != "extra":
+            assert f"  {f.name}=" in text, f.name
+    assert "  micro_keep_recent=8" in text and "  retry_max_tries=10" in text
+
+
+def test_unknown_settings_name_the_key_and_the_nearest_ones(
+    cli: Cli, tmp_path: Path, capsys: Any
+) -> None:
+    db = str(tmp_path / "d.db")
+    code, _ = cli("--db", db, "demo", "--steps", "5", "--set", "micro_keep_recnt=6")
+    err = capsys.readouterr().err
+    assert code == 2 and "'micro_keep_recnt'" in err and "micro_keep_recent" in err
+    code, _ = cli("--db", db, "demo", "--steps", "5", "--set", "window=lots")
+    assert code == 2 and "window" in capsys.readouterr().err
+    code, _ = cli("--db", db, "traces", "--json")
+    assert json.loads(_) == []  # nothing half-created
+
+
+def test_demo_settings_reach_the_run(cli: Cli, tmp_path: Path) -> None:
+    from core.store import Store
+
+    db = tmp_path / "d.db"
+    code, out = cli("--db", str(db), "demo", "--steps", "8", "--set", "micro_step=1", "--json")
+    assert code == 0, out
+    with Store.open(str(db)) as st:
+        meta = st.trace(json.loads(out)["trace_id"]).metadata
+    assert meta["run_config"]["micro_step"] == 1 and meta["demo"]["settings"] == ["micro_step=1"]
