@@ -44,6 +44,7 @@ from core.run.tools import ToolRegistry
 from core.skills import SkillRegistry, skill_tool_schema
 from core.store import HEAD, Store
 from core.store.writer import Writer
+from core.tokens.counter import estimate_prompt_tokens
 
 INTRINSIC = (
     "goal",
@@ -130,6 +131,11 @@ class RunnerCore:
         self.final: str | None = None
         self.errors: list[str] = []
         self._max_output: int | None = self.config.max_output_tokens
+        self._reported: tuple[int, int] | None = None
+        self._recovered: list[str] = []
+        """Recovery-ladder steps since the last recorded call (LLM-3)."""
+        """(prompt tokens the provider reported for the last call, our estimate of that
+        request): TOK-2's anchor for ``budget_tokens``."""
         """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
@@ -170,6 +176,7 @@ class RunnerCore:
             "final_only": self._final_only,
             "manual_compact": self._manual_compact,
             "subagents": self._subagents,
+            "reported": list(self._reported) if self._reported else None,
         }
 
     def _prepare_point(self) -> dict[str, Any]:
@@ -178,6 +185,21 @@ class RunnerCore:
         head, compaction = self.cache.stamp or (None, None)
         state = {k: v for k, v in self.runtime_state().items() if k != "config"}
         return {"head": head, "compaction_id": compaction, "state": state}
+
+    def budget_tokens(self) -> int:
+        """What the next request weighs, for every budget judgement (compaction trigger,
+        nudges): the provider's last reported prompt tokens plus the estimate of what was
+        added (or removed) since; the estimate alone before any report (TOK-2)."""
+        now = self.cache.total
+        if self._reported is None:
+            return now
+        reported, then = self._reported
+        return max(0, estimate_prompt_tokens(reported, [now - then], now))
+
+    def _note_usage(self, usage: Mapping[str, Any] | None, estimated: int) -> None:
+        prompt = (usage or {}).get("prompt_tokens")
+        if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt > 0:
+            self._reported = (prompt, estimated)
 
     # -- views and appends -------------------------------------------------------------------
     def view(self) -> View:

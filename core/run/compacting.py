@@ -28,7 +28,8 @@ class CompactionSteps(RunnerCore):
             return None
         view = self.view()
         auto = not manual and level == "auto"
-        if auto and self.cache.total <= self.compactor.config.limit:
+        tokens = self.budget_tokens()
+        if auto and tokens <= self.compactor.config.limit:
             return None  # the common case: no records to load, nothing to compute
         if mode == "naive":
             kept = naive_items(view, self.compactor.config.limit)
@@ -42,7 +43,7 @@ class CompactionSteps(RunnerCore):
         if not auto:
             outcome = await self.compactor.compact(view, level, records)
         else:
-            budget = self.compactor.budget(self.cache.total)
+            budget = self.compactor.budget(tokens)
             outcome = await self.compactor.maybe_compact(view, budget, records)
         if not outcome.compacted:
             if outcome.status in ("failed", "refused"):

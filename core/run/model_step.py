@@ -99,6 +99,7 @@ class ModelSteps(CompactionSteps):
                 response.latency_ms,
                 None,
             )
+        self._note_usage(response.usage, seen["tokens"])
         self.iteration += 1
         self.turn_steps += 1
         if response.text:
@@ -126,6 +127,8 @@ class ModelSteps(CompactionSteps):
         self._emit("error", {"retry": str(notice)})
 
     def _on_recovery(self, entry: LadderEntry) -> None:
+        if entry.changed:
+            self._recovered.append(entry.step.value)  # kept with the next call's row
         self._emit("error", {"recovery": entry.step.value, "changed": entry.changed})
 
     async def _ladder_compact(self, level: str) -> bool:
@@ -207,7 +210,9 @@ class ModelSteps(CompactionSteps):
                     "input_tokens": tokens,
                     "finish_reason": response.finish_reason if response else None,
                     **({"prepare": self._prepared_from} if self._prepared_from else {}),
+                    **({"recovery": list(self._recovered)} if self._recovered else {}),
                 },
             ),
             encoded=seen["encoded"],
         )
+        self._recovered = []

@@ -20,7 +20,7 @@ class PrepareSteps(CompactionSteps):
         self.view()
         if not self.branch_type:
             self._prepared_from = self._prepare_point()
-        pre = self.monitors.before_model_call(self.cache.total, self._last_step)
+        pre = self.monitors.before_model_call(self.budget_tokens(), self._last_step)
         self._last_step = None  # counted once, even if this phase runs again (rewind, resume)
         self._final_only = self._final_only or pre.final_answer_without_tools
         if self.turn_steps >= self.config.max_steps - 1:  # the last allowed call answers

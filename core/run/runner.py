@@ -187,6 +187,8 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self._final_only = bool(state.get("final_only"))
         self._manual_compact = bool(state.get("manual_compact"))
         self._subagents = int(state.get("subagents") or 0)
+        reported = state.get("reported")
+        self._reported = (int(reported[0]), int(reported[1])) if reported else None
         with self.store.read() as r:
             head = self._head(r)
             msgs = r.iter_main_path(self.trace_id, head=head) if head is not None else iter(())

@@ -90,7 +90,10 @@ class Compactor:
             return self._same(view, "auto", "not_needed", f"{tokens} <= {budget.limit}", tokens)
         if not self.breaker.allow():
             return self._same(view, "auto", "skipped", "circuit breaker open", tokens)
-        outcome = await self._guarded(view, "auto", records, budget.limit, "auto", tokens)
+        # layers measure the view; what the provider counts beyond it (tool schemas, its
+        # own tokenizer) stays, so the view must get under the limit minus that offset
+        limit = budget.limit - max(0, tokens - view_tokens(view))
+        outcome = await self._guarded(view, "auto", records, limit, "auto", tokens)
         if outcome.compacted and not outcome.errors:
             self.breaker.record_success()
         else:

@@ -168,6 +168,11 @@ def test_the_ladder_escalation_raises_what_the_request_carries(
     assert result.stopped == "done"
     assert backend.bodies[0].get("max_tokens") == 50_000
     assert r.monitors.budget.hard_limit == 50_000
+    from core.context.compaction import load_records
+
+    with store.read() as rd:
+        lines = [f.line() for f in load_records(rd, r.trace_id).failures]
+    assert any("recovered by raise_hard_limit" in line for line in lines), lines
 
 
 def test_settings_reach_the_run(store: Store, serve: Callable[..., ModelServer]) -> None:
@@ -180,3 +185,55 @@ def test_settings_reach_the_run(store: Store, serve: Callable[..., ModelServer])
     blocked = [m for m in msgs if m.name == "lookup" and (m.metadata or {}).get("nudge")]
     nags = [m for m in msgs if (m.metadata or {}).get("nudge") == "todo_nag"]
     assert len(blocked) == 2 and nags and "2 steps" in nags[0].content
+
+
+class _BigPrompts:
+    """A usage meter that reports every prompt as 120,000 tokens (a provider whose
+    tokenizer or hidden tool schemas weigh far more than the local estimate)."""
+
+    def __init__(self) -> None:
+        from core.llm.backend import UsageMeter
+
+        self.real = UsageMeter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def usage(self, size: Any, reply: Any) -> dict[str, Any]:
+        return {**self.real.usage(size, reply), "prompt_tokens": 120_000}
+
+
+def test_provider_reported_prompt_tokens_drive_nudges_and_compaction(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.run.events import EventBus, RunEvent
+
+    server = serve(ScriptedModel(script(10)), meter=_BigPrompts())
+    bus, seen = EventBus(), []
+    bus.subscribe(seen.append)
+    r, result = _drive(store, server, RunConfig(), events=bus)
+    assert result.stopped == "done"
+    msgs = _messages(store, r.trace_id).values()
+    nudges = [m for m in msgs if m.kind == "nudge"]
+    assert any("over the hard limit" in m.content and "120," in m.content for m in nudges)
+    tried: list[RunEvent] = [e for e in seen if e.type == "compaction"]
+    assert tried, "a context the provider counts at 120,000 tokens is compacted"
+    assert r.budget_tokens() >= 120_000 - 2_000
+
+
+def test_model_call_retries_reach_the_summary_contract(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    """A call that failed and was retried is a "failure and retry" a summary keeps."""
+    from core.context.compaction import load_records
+    from core.llm import FakeClock, Fault
+
+    server = serve(ScriptedModel(script(1)))
+    server.faults.add(Fault.overloaded(), times=2)
+    r, result = _drive(store, server, RunConfig(), clock=FakeClock())
+    assert result.stopped == "done"
+    with store.read() as rd:
+        records = load_records(rd, r.trace_id)
+    calls = [f for f in records.failures if f.tool == "model call"]
+    assert calls and calls[0].attempts == 2 and calls[0].resolved
+    assert "overloaded" in calls[0].line()
