@@ -56,7 +56,10 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         if self.phase not in (Phase.IDLE, Phase.DONE):
             raise ConflictError(f"a turn is already open (phase {self.phase})")
         with self.store.write() as w:
-            if self.session_id is None and self.agent_name == "main":
+            opened = self.session_id is None and self.agent_name == "main"
+            resumed = False
+            if opened:
+                resumed = bool(w.read.sessions(self.trace_id))
                 self.session_id = self._session(w)
                 meta = w.read.trace(self.trace_id).metadata or {}
                 budget = {
@@ -90,6 +93,10 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.errors = []
         self._final_only = False
         self._last_step = None
+        if opened:
+            await self.hooks.fire(
+                "session_start", {"session_id": self.session_id, "resumed": resumed}
+            )
         self._emit("session", {"user": init.user.content, "turn": self.turn_index})
         await self.hooks.fire("prompt_submit", {"content": init.user.content})
         return init.user
@@ -245,6 +252,11 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         result.final = self.final
         result.errors = list(self.errors)
         result.stopped = "error" if self.errors else "done"
+        if self.phase is Phase.DONE and self.agent_name == "main":
+            await self.hooks.fire(
+                "session_stop",
+                {"session_id": self.session_id, "stopped": result.stopped, "final": self.final},
+            )
         return result
 
     async def step(self) -> StepResult:

@@ -29,7 +29,7 @@ from core.refs.slimming import ImageData
 from core.run.agent_view import agent_view
 from core.run.base import INTRINSIC, RunnerCore, _with
 from core.run.state import Phase, StepResult
-from core.run.tools import ToolContext, ToolResult, parse_arguments
+from core.run.tools import Tool, ToolContext, ToolResult, parse_arguments
 from core.skills import skill_tool_result
 from core.store.writer import Writer
 
@@ -99,6 +99,9 @@ class ToolSteps(RunnerCore):
         if tool is None:
             known = ", ".join(sorted([*INTRINSIC, *self.tools.tools]))
             return ToolResult(f"Error: unknown tool {call.name!r} (known: {known})", True), "error"
+        denied = await self._permission(tool, call, args)
+        if denied is not None:
+            return denied, "blocked"
         ctx = ToolContext(self.trace_id, call.id, self.iteration, self, self.agent_name)
         try:
             result = await asyncio.wait_for(tool.call(args, ctx), self.config.tool_timeout_s)
@@ -116,6 +119,21 @@ class ToolSteps(RunnerCore):
             if d.output is not None:
                 result = ToolResult(d.output, result.is_error, result.images, result.metadata)
         return result, "error" if result.is_error else "ok"
+
+    async def _permission(
+        self, tool: Tool, call: ToolCall, args: dict[str, Any]
+    ) -> ToolResult | None:
+        """A tool that may change things (not ``read_only``) asks ``permission_request``
+        hooks first; one that says ``allow=False`` (or blocks) denies it (RUN-2)."""
+        if tool.read_only:
+            return None
+        payload = {"tool": call.name, "arguments": args, "call_id": call.id}
+        for decision in await self.hooks.fire("permission_request", payload):
+            if decision.allow is False or decision.block:
+                reason = decision.block or "permission denied"
+                await self.hooks.fire("permission_denied", {"tool": call.name, "reason": reason})
+                return ToolResult(f"Blocked: {reason}", is_error=True)
+        return None
 
     async def _intrinsic(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
         name = call.name

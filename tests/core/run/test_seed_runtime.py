@@ -237,3 +237,44 @@ def test_model_call_retries_reach_the_summary_contract(
     calls = [f for f in records.failures if f.tool == "model call"]
     assert calls and calls[0].attempts == 2 and calls[0].resolved
     assert "overloaded" in calls[0].line()
+
+
+def test_session_and_permission_hooks_fire_in_the_run(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.run.hooks import HookDecision, Hooks
+    from core.run.tools import Tool, ToolResult
+
+    fired: list[tuple[str, dict[str, Any]]] = []
+    hooks = Hooks()
+    for name in ("session_start", "session_stop", "permission_denied"):
+        hooks.on(name, lambda p, n=name: fired.append((n, p)))  # type: ignore[misc]
+    hooks.on("permission_request", lambda p: HookDecision(allow=p["tool"] != "delete"))
+    wrote: list[str] = []
+    reg = tools().extend(
+        [
+            Tool("delete", "Delete.", {"type": "object"}, lambda a, c: ToolResult("gone"), False),
+            Tool(
+                "write", "Write.", {"type": "object"}, lambda a, c: wrote.append("w") or "ok", False
+            ),
+        ]
+    )
+    steps = (Step.tool("D", "delete"), Step.tool("W", "write"), Step.final("F", "done"))
+    server = serve(ScriptedModel(Script(steps)))
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            r = Runner(
+                store, store.create_trace("h").id, client, RunConfig(), tools=reg, hooks=hooks
+            )
+            await r.start_turn("delete and write")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    names = [n for n, _ in fired]
+    assert names == ["session_start", "permission_denied", "session_stop"], names
+    assert fired[0][1]["resumed"] is False and fired[-1][1]["stopped"] == "done"
+    assert wrote == ["w"]
+    results = [m for m in _messages(store, r.trace_id).values() if m.name == "delete"]
+    assert results and results[0].content.startswith("Blocked")
