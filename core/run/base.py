@@ -34,6 +34,8 @@ from core.refs import (
     GrantLedger,
     SlimmerRegistry,
 )
+from core.refs.images import image_blocks_in
+from core.run.agent_view import agent_view
 from core.run.config import RunConfig
 from core.run.context_cache import ContextCache
 from core.run.events import EventBus, EventType, RunEvent
@@ -200,6 +202,28 @@ class RunnerCore:
         prompt = (usage or {}).get("prompt_tokens")
         if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt > 0:
             self._reported = (prompt, estimated)
+
+    def _make_room_for_images(self, w: Writer, ref_id: str) -> None:
+        """REF-3: before an image grant that would pass the image limit, the oldest images
+        in the context become their reference text (``GrantLedger.replace_images``)."""
+        if self.branch_type:
+            return
+        ref = next((r for r in w.read.refs(self.trace_id) if r.id == ref_id), None)
+        if ref is None or not ref.image_blocks:
+            return
+        w.flush()
+        view = agent_view(w.read, self.trace_id, w.head(self.trace_id), self.agent_name)
+        keep = self.ledger.budget.max_image_blocks - ref.image_blocks
+        if image_blocks_in(view) <= keep:
+            return
+        event = self.ledger.replace_images(w, self.trace_id, view, keep=max(0, keep))
+        if event is not None:
+            self.cache.invalidate()
+            self._emit(
+                "compaction",
+                {"level": "images", "replaced": len(event.details.get("replaced", []))},
+                event.at_sequence,
+            )
 
     # -- views and appends -------------------------------------------------------------------
     def view(self) -> View:

@@ -45,6 +45,7 @@ class PrepareSteps(CompactionSteps):
         written: list[int] = []
         for request in self.ledger.start_turn():
             w.flush()
+            self._make_room_for_images(w, request.ref_id)
             view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
             parent = self.tip if self.branch_type else HEAD
             _plan, grant = self.ledger.grant_now(
@@ -54,6 +55,7 @@ class PrepareSteps(CompactionSteps):
                 ContextLoad.of_view(view),
                 parent=parent,
                 agent_name=self.agent_name,
+                retried=True,
             )
             if grant is not None and grant.message_sequence is not None:
                 self._moved(grant.message_sequence)

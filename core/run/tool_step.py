@@ -224,6 +224,7 @@ class ToolSteps(RunnerCore):
 
     def _read_ref_result(self, w: Writer, call: ToolCall, args: dict[str, Any]) -> list[Message]:
         call = _resolve_ref_alias(w, self.trace_id, call, args)
+        self._make_room_for_images(w, str(json.loads(call.arguments or "{}").get("ref", "")))
         w.flush()
         view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
         plan = plan_read_ref(w.read, self.trace_id, self.ledger, call, ContextLoad.of_view(view))

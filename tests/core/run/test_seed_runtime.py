@@ -278,3 +278,47 @@ def test_session_and_permission_hooks_fire_in_the_run(
     assert wrote == ["w"]
     results = [m for m in _messages(store, r.trace_id).values() if m.name == "delete"]
     assert results and results[0].content.startswith("Blocked")
+
+
+def _chart(args: dict[str, Any], ctx: Any) -> Any:
+    from core.run.tools import ImageBlob, ToolResult
+
+    name = str(args["chart"])
+    png = b"\x89PNG\r\n\x1a\n" + name.encode() * 40
+    return ToolResult(f"chart {name} drawn", images=(ImageBlob(png, "image/png", f"chart {name}"),))
+
+
+def test_old_images_become_reference_text_before_a_new_image_grant(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.run.events import EventBus, RunEvent
+    from core.run.tools import Tool
+
+    params = {"type": "object", "properties": {"chart": {"type": "string"}}}
+    reg = tools().extend([Tool("chart", "Draw a chart.", params, _chart)])
+    steps: list[Step] = []
+    for name in ("alpha", "beta", "gamma", "delta"):
+        steps += [Step.tool(f"C{name}", "chart", chart=name)]
+        steps += [Step.tool(f"R{name}", "read_ref", ref=f"chart {name}")]
+    server = serve(ScriptedModel(Script((*steps, Step.final("F", "charts seen")))))
+    bus, seen = EventBus(), []
+    bus.subscribe(seen.append)
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            config = RunConfig(grant_max_images=2)
+            r = Runner(store, store.create_trace("img").id, client, config, tools=reg, events=bus)
+            await r.start_turn("draw and look at four charts")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    grants: list[RunEvent] = [e for e in seen if e.type == "grant"]
+    assert len([g for g in grants if "cost" in g.data]) == 4, [g.data for g in grants]
+    with store.read() as rd:
+        images = [e for e in rd.compactions(r.trace_id) if e.level == "images"]
+        deferred = [e for e in rd.table_rows("run_events", r.trace_id) if "defer" in str(e)]
+    assert len(images) == 2 and not deferred
+    last = server.requests[-1].messages
+    shown = [p for m in last if isinstance(m.get("content"), list) for p in m["content"]]
+    assert len([p for p in shown if p.get("type") == "image_url"]) == 2
