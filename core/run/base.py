@@ -221,7 +221,7 @@ class RunnerCore:
             self.cache.invalidate()
             self._emit(
                 "compaction",
-                {"level": "images", "replaced": len(event.details.get("replaced", []))},
+                {"level": "images", "replaced": len((event.details or {}).get("replaced", []))},
                 event.at_sequence,
             )
 
