@@ -41,9 +41,8 @@ class RunConfig:
     snip_tail_keep: int | None = None
     """Messages snip keeps at the end (default: ``snip_max_messages - snip_head_keep``)."""
     micro_keep_recent: int = 8
-    micro_step: int = 8
-    """Micro's boundary moves this many results at a time (seed B: 1; 8 keeps the
-    provider's prompt cache hitting between compactions)."""
+    micro_step: int = 1
+    """Micro's boundary moves this many results at a time (seed B: one)."""
     aggressive_keep_recent: int = 2
     identity_max_messages: int = 4
     breaker_failures: int = 3
@@ -56,6 +55,9 @@ class RunConfig:
     injection_interval: int = 5
     inject_skills: tuple[str, ...] = ()
     skill_recency_threshold: int = 10
+    continue_unfinished: bool = True
+    """A text reply continues the turn while goals are open or the reply was cut off
+    (seed B's continuations; diminishing returns stops them)."""
     max_steps: int = 400
     """Model calls per turn before the run is forced to answer without tools."""
     soft_limit: int = 32_000

@@ -112,12 +112,43 @@ class ModelSteps(CompactionSteps):
             self.round_calls = list(response.tool_calls)
             self.call_message = msg
             self.phase = Phase.TOOLS
+        elif self._continue_after(response):
+            self.pending = []
+            self.round_calls = []
+            self.phase = Phase.PREPARE
         else:
             self.final = response.text
             self.pending = []
             self.round_calls = []
             self.phase = Phase.BOOKKEEPING
         return StepResult(Phase.MODEL, self.phase, (msg.sequence,), response.finish_reason or "")
+
+    def _continue_after(self, response: ModelResponse) -> bool:
+        """Seed B's continuation: a text reply does not end the turn while the reply was cut
+        off or goals are still open, steps remain and the run may still use tools; the
+        next PREPARE counts it for diminishing returns (INJ-5), which forces the final
+        answer when continuing stops paying off."""
+        if not self.config.continue_unfinished or self._final_only or self.branch_type:
+            return False
+        if self.turn_steps >= self.config.max_steps - 1:
+            return False
+        cut = response.finish_reason == "length"
+        open_goals = [g.id for g in self.goals.goals if not g.finished]
+        if not cut and not open_goals:
+            return False
+        why = "your reply was cut off" if cut else f"goals {', '.join(open_goals)} are open"
+        nm = NewMessage(
+            "user",
+            f"[Continue] The task is not finished ({why}). Continue with the next step, "
+            "or finish the open goals with the goal tool.",
+            kind="nudge",
+            metadata={"nudge": "continuation"},
+            goal_id=self.goals.focus,
+        )
+        with self.store.write() as w:
+            (msg,) = self._append(w, [nm])
+        self._emit("nudge", {"name": "continuation", "text": nm.content}, msg.sequence)
+        return True
 
     def _on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):

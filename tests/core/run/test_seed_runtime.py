@@ -322,3 +322,18 @@ def test_old_images_become_reference_text_before_a_new_image_grant(
     last = server.requests[-1].messages
     shown = [p for m in last if isinstance(m.get("content"), list) for p in m["content"]]
     assert len([p for p in shown if p.get("type") == "image_url"]) == 2
+
+
+def test_continuations_run_until_diminishing_returns_stops_them(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    """A text reply with goals still open continues the turn; replies that add little
+    trigger the diminishing-returns stop, and the final answer comes without tools."""
+    steps = (Step.goal("G", add=["Look up the keys"], focus="1"), Step.final("F", "I think so."))
+    server = serve(ScriptedModel(Script(steps)))
+    r, result = _drive(store, server, RunConfig())
+    assert result.stopped == "done" and r.final
+    msgs = list(_messages(store, r.trace_id).values())
+    names = [(m.metadata or {}).get("nudge") for m in msgs if m.kind == "nudge"]
+    assert names.count("continuation") >= 3 and "diminishing_returns" in names
+    assert (_calls(store, r.trace_id)[-1].params or {})["tools"] is False
