@@ -19,6 +19,7 @@ from core.context.nudges import BackgroundNotice
 from core.context.periodic import (
     GET_CURRENT_CONTEXT,
     ContextSources,
+    InjectionHooks,
     get_current_context_schema,
 )
 from core.context.system_prompt import ToolLine, build_system_prompt
@@ -98,8 +99,15 @@ class RunnerCore:
         branch_id: str | None = None,
         fork_at: int | None = None,
         memory: MemoryStore | None = None,
+        context: ContextSources | None = None,
     ) -> None:
         self.store = store
+        self.context_sources = context
+        """What a caller feeds the periodic context (collaborators, notifications,
+        injection hooks; INJ-2); time and goals are the run's own."""
+        self.given_messages: tuple[Mapping[str, Any], ...] = ()
+        """Messages the caller gave ``start_turn``; a system message among them is the
+        system prompt (INJ-1)."""
         self.trace_id = trace_id
         self.model = model
         self.config = config or RunConfig()
@@ -311,18 +319,24 @@ class RunnerCore:
         ]
         memories = [m.content for m in reversed(self.memory.recent())] if self.memory else []
         return build_system_prompt(
+            messages=self.given_messages,
             config_prompt=self.config.system_prompt,
+            preset_prompt=self.config.preset_prompt,
             default_identity=self.config.identity,
             tools=lines,
-            skills=self.skills.select(),
+            skills=self.skills.select(self.config.prompt_skills),
             memories=memories,
         )
 
     def _sources(self) -> ContextSources:
+        given = self.context_sources
         return ContextSources(
             clock=self.wall_clock,
             goal_view=lambda: compact_view(self.goals),
             focus=self._focus_text,
+            collaborators=given.collaborators if given else None,
+            notifications=given.notifications if given else None,
+            hooks=given.hooks if given else InjectionHooks(),
         )
 
     def _focus_text(self) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from core.context.compaction import load_records
@@ -41,9 +42,10 @@ class BookkeepingSteps(CompactionSteps):
                         goal_id=self.goals.focus,
                     )
                     written += [m.sequence for m in msgs]
+                    sources = re.findall(r"^## (.+)$", msgs[-1].content, re.M)
                     self._emit(
                         "injection",
-                        {"kind": "context", "reason": decision.reason},
+                        {"kind": "context", "reason": decision.reason, "sources": sources},
                         msgs[-1].sequence,
                     )
         if (

@@ -84,6 +84,11 @@ class RunConfig:
     """A tool output over either limit is slimmed into a ref (the full text stays
     readable with ``read_ref``)."""
     system_prompt: str | None = None
+    preset_prompt: str | None = None
+    """A preset's identity (INJ-1: given system message > ``system_prompt`` > preset >
+    ``identity``)."""
+    prompt_skills: tuple[str, ...] | None = None
+    """Skills the system prompt lists (a preset or call site narrows them; ``None``: all)."""
     identity: str = DEFAULT_IDENTITY
     stream: bool = True
     subagent_max_steps: int = 8
@@ -160,7 +165,7 @@ class RunConfig:
     def from_json(data: dict[str, Any]) -> RunConfig:
         known = {f.name for f in dataclasses.fields(RunConfig)}
         values = {k: v for k, v in data.items() if k in known}
-        for key in ("inject_skills", "summary_stages"):
+        for key in _TUPLES:
             if key in values and isinstance(values[key], list):
                 values[key] = tuple(values[key])
         return RunConfig(**values)
@@ -181,7 +186,7 @@ class RunConfig:
                 value: Any = json.loads(raw)
             except json.JSONDecodeError:
                 value = raw
-            if key in ("inject_skills", "summary_stages"):
+            if key in _TUPLES and value is not None:
                 value = tuple(value if isinstance(value, list) else str(value).split(","))
             changes[key] = _checked(key, getattr(self, key), value)
         return dataclasses.replace(self, **changes)
@@ -220,6 +225,8 @@ def _checked(key: str, default: Any, value: Any) -> Any:
         raise InvalidInputError(f"--set {key}={value!r}: expected one of {_CHOICES[key]}")
     return value
 
+
+_TUPLES = ("inject_skills", "summary_stages", "prompt_skills")
 
 _CHOICES = {
     "compaction": ("ctxlens", "naive", "none"),

@@ -51,8 +51,12 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
     """One agent's step machine over one trace (the main agent, or a subagent branch)."""
 
     # -- public control -------------------------------------------------------------------
-    async def start_turn(self, user: str | NewMessage) -> Message:
-        """Open a turn: system prompt if the trace has none, the user message, task state."""
+    async def start_turn(
+        self, user: str | NewMessage, messages: Sequence[Mapping[str, Any]] = ()
+    ) -> Message:
+        """Open a turn: system prompt if the trace has none, the user message, task state.
+        A system message in ``messages`` (OpenAI shape) is used as the system prompt."""
+        self.given_messages = tuple(messages)
         if self.phase not in (Phase.IDLE, Phase.DONE):
             raise ConflictError(f"a turn is already open (phase {self.phase})")
         with self.store.write() as w:

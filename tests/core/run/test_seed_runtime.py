@@ -337,3 +337,48 @@ def test_continuations_run_until_diminishing_returns_stops_them(
     names = [(m.metadata or {}).get("nudge") for m in msgs if m.kind == "nudge"]
     assert names.count("continuation") >= 3 and "diminishing_returns" in names
     assert (_calls(store, r.trace_id)[-1].params or {})["tools"] is False
+
+
+def test_the_system_prompt_chain_and_skill_filter_reach_the_run(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    server = serve(ScriptedModel(script(0)))
+
+    async def go(config: RunConfig, messages: Any = ()) -> str:
+        async with ChatClient(server.settings()) as client:
+            r = Runner(store, store.create_trace("p").id, client, config, tools=tools())
+            await r.start_turn("go", messages)
+            await r.run()
+        with store.read() as rd:
+            return next(m.content for m in rd.all_messages(r.trace_id) if m.role == "system")
+
+    preset = RunConfig(preset_prompt="PRESET identity.", prompt_skills=("goal_planning",))
+    text = asyncio.run(go(preset))
+    assert text.startswith("PRESET identity.")
+    assert "goal_planning" in text and "risk_analysis_strategy" not in text
+    given = asyncio.run(go(preset, [{"role": "system", "content": "GIVEN prompt."}]))
+    assert given == "GIVEN prompt."
+
+
+def test_callers_feed_the_periodic_context_and_each_source_is_shown(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.context.periodic import Collaborator, ContextSources, InjectionHooks
+    from core.run.events import EventBus
+
+    hooks = InjectionHooks()
+    hooks.register("Build", lambda: "CI is green")
+    sources = ContextSources(
+        collaborators=lambda: [Collaborator("ana", "reviewing")],
+        notifications=lambda: ["dataset refreshed"],
+        hooks=hooks,
+    )
+    bus, seen = EventBus(), []
+    bus.subscribe(seen.append)
+    server = serve(ScriptedModel(script(2)))
+    r, _ = _drive(store, server, RunConfig(injection_interval=1), events=bus, context=sources)
+    injected = [m for m in _messages(store, r.trace_id).values() if m.kind == "injected_context"]
+    text = next(m.content for m in injected if m.role == "tool")
+    assert "ana: reviewing" in text and "dataset refreshed" in text and "CI is green" in text
+    shown = [e.data.get("sources") for e in seen if e.type == "injection"]
+    assert ["Current time", "Goals", "Collaborators", "Notifications", "Build"] in shown
