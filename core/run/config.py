@@ -55,6 +55,9 @@ class RunConfig:
     injection_interval: int = 5
     inject_skills: tuple[str, ...] = ()
     skill_recency_threshold: int = 10
+    enable_completion_extraction: bool = False
+    """After the turn's final answer, a ``reflection`` side branch extracts what the run
+    learned (seed A: reflection after a completed task; needs a summarizer)."""
     continue_unfinished: bool = True
     """A text reply continues the turn while goals are open or the reply was cut off
     (seed B's continuations; diminishing returns stops them)."""

@@ -382,3 +382,34 @@ def test_callers_feed_the_periodic_context_and_each_source_is_shown(
     assert "ana: reviewing" in text and "dataset refreshed" in text and "CI is green" in text
     shown = [e.data.get("sources") for e in seen if e.type == "injection"]
     assert ["Current time", "Goals", "Collaborators", "Notifications", "Build"] in shown
+
+
+def test_a_completed_task_is_reflected_on_in_a_side_branch(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    from core.llm import ModelCompactionSummarizer
+
+    server = serve(ScriptedModel(script(1)))
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            config = RunConfig(enable_completion_extraction=True)
+            r = Runner(
+                store,
+                store.create_trace("refl").id,
+                client,
+                config,
+                tools=tools(),
+                summarizer=ModelCompactionSummarizer(client),
+            )
+            await r.start_turn("look up a key")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    with store.read() as rd:
+        every = list(rd.all_messages(r.trace_id))
+        path = {m.sequence for m in rd.iter_main_path(r.trace_id)}
+    branch = [m for m in every if m.branch_type == "reflection"]
+    assert [m.role for m in branch] == ["user", "assistant"] and branch[1].content
+    assert not path & {m.sequence for m in branch} and r.final
