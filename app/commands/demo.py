@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.cli import CliContext
+from app.run_settings import add_parser
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="run the demo scenario against the scripted model")
+    p = add_parser(sub, "demo", help="run the demo scenario against the scripted model")
     p.add_argument("--steps", type=int, default=200, help="most model calls (default 200)")
     p.add_argument("--window", type=int, default=16_000, help="context window in tokens")
     p.add_argument(
@@ -46,7 +47,9 @@ def run(ctx: CliContext) -> int:
         return _delegation(ctx)
     if a.steps < 1 or a.window < 1000:
         raise InvalidInputError("--steps must be ≥ 1 and --window ≥ 1000 tokens")
-    opts = DemoOptions(a.steps, a.window, a.compaction, a.seed, not a.no_stream)
+    opts = DemoOptions(
+        a.steps, a.window, a.compaction, a.seed, not a.no_stream, settings=tuple(a.set)
+    )
     result = run_demo(ctx.store(create=True), opts)
     if a.json:
         ctx.emit_json(result)

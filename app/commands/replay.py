@@ -6,20 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from app.cli import CliContext
+from app.run_settings import add_parser
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("replay", help="re-run a trace with its recorded responses")
+    p = add_parser(sub, "replay", help="re-run a trace with its recorded responses")
     p.add_argument("trace", metavar="TRACE")
     p.add_argument(
         "--from-call", type=int, default=0, metavar="N", help="re-run from main-agent call N"
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a run setting (see RunConfig), e.g. --set window=8000 --set compaction=naive",
     )
     p.add_argument(
         "--on-diverge",

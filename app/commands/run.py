@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from app.cli import CliContext
+from app.run_settings import add_parser
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a task against an OpenAI-compatible endpoint")
+    p = add_parser(sub, "run", help="run a task against an OpenAI-compatible endpoint")
     p.add_argument("--base-url", required=True, metavar="URL", help="e.g. http://host/v1")
     p.add_argument("--model", required=True, metavar="NAME")
     p.add_argument("--fallback-model", metavar="NAME")
@@ -33,13 +35,6 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="longest one model call may take in all (default 600, CTXLENS_CALL_DEADLINE_S)",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any run setting (see RunConfig), e.g. --set injection_interval=3",
-    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -53,6 +48,8 @@ def run(ctx: CliContext) -> int:
         ctx.emit_json(result)
     else:
         ctx.out.write(json.dumps(result, indent=2) + "\n")
+    for error in result["run_errors"]:
+        print(f"ctxlens run: error: {error}", file=sys.stderr)
     return 0 if result["stopped"] == "done" else 1
 
 
@@ -77,7 +74,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     )
     config = RunConfig(
         model=a.model,
-        fallback_model=a.fallback_model,
+        fallback_model=settings.fallback_model,
         window=a.window,
         compaction=a.compaction,
         max_steps=a.max_steps,
@@ -121,6 +118,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         "breaker": [e["payload"] for e in events if e["type"] == "breaker"],
         "final": outcome.final,
         "stopped": outcome.stopped,
+        "run_errors": outcome.errors,
     }
 
 

@@ -9,6 +9,7 @@ trace's initial task context and adds one Delegation section to every
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,12 +65,14 @@ class DelegatingRunner(Runner):
             p.anchor, p.node, p.brief, p.index, p.grants, limits, p.own, task, with_anchor=first
         )
 
-    async def start_turn(self, user: str | NewMessage) -> Message:
+    async def start_turn(
+        self, user: str | NewMessage, messages: Sequence[Mapping[str, Any]] = ()
+    ) -> Message:
         with self.store.read() as r:
             first = r.trace(self.trace_id).head is None
         if isinstance(user, str):
             user = self.protocol_text(user, first)
-        return await super().start_turn(user)
+        return await super().start_turn(user, messages)
 
     def _sources(self) -> ContextSources:
         sources = super()._sources()

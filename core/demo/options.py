@@ -19,6 +19,8 @@ class DemoOptions:
     seed: int = 7
     stream: bool = True
     title: str | None = None
+    settings: tuple[str, ...] = ()
+    """``--set key=value`` overrides of the demo's run config (``RunConfig.with_settings``)."""
 
 
 def demo_options(metadata: Any) -> DemoOptions | None:
@@ -32,4 +34,5 @@ def demo_options(metadata: Any) -> DemoOptions | None:
         compaction=str(demo.get("compaction", "ctxlens")),
         seed=int(demo.get("seed", 7)),
         stream=bool(demo.get("stream", True)),
+        settings=tuple(str(p) for p in demo.get("settings") or ()),
     )

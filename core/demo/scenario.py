@@ -50,7 +50,7 @@ def demo_config(opts: DemoOptions) -> RunConfig:
         soft_limit=int(opts.window * 0.45),
         hard_limit=int(opts.window * 0.7),
         checkpoint_rounds=5,  # a round checkpoint costs ~6 ms: 38 % of this instant model's run
-    )
+    ).with_settings(list(opts.settings))
 
 
 def make_model(world: World) -> ScriptedModel:
@@ -59,6 +59,7 @@ def make_model(world: World) -> ScriptedModel:
 
 def create_demo_trace(store: Store, opts: DemoOptions) -> str:
     """A new, empty demo trace whose metadata says how to run it (``open_demo_run``)."""
+    demo_config(opts)  # bad settings fail here, before a trace exists
     title = opts.title or f"Demo: top-10 risk analysis ({opts.compaction}, {opts.window} tokens)"
     demo = {
         "window": opts.window,
@@ -66,6 +67,7 @@ def create_demo_trace(store: Store, opts: DemoOptions) -> str:
         "seed": opts.seed,
         "steps": opts.steps,
         "stream": opts.stream,
+        **({"settings": list(opts.settings)} if opts.settings else {}),
     }
     return store.create_trace(title, source="ctxlens-demo", metadata={"demo": demo}).id
 

@@ -136,6 +136,7 @@ async def call_with_recovery(
     on_retry: Callable[[RetryNotice], None] | None = None,
     on_recovery: Callable[[LadderEntry], None] | None = None,
     jitter_key: str = "",
+    request_extra: Callable[[], Any] | None = None,
 ) -> T:
     """One model call with both recovery paths.
 
@@ -144,14 +145,16 @@ async def call_with_recovery(
     ``client.complete``). Rate limits and overloads go through ``call_with_retries``;
     context errors climb the ladder; a prepared request identical to one that already
     failed as too long is not sent — the ladder moves on instead. When the ladder reaches
-    ``surface`` the last context error is raised.
+    ``surface`` the last context error is raised. ``request_extra()``: what else the
+    request carries (e.g. its output limit), so a step that raises it is a change.
     """
     ladder = RecoveryLadder(actions)
     guard = ResendGuard()
     last: ModelCallError | None = None
     while True:
         messages = await prepare()
-        if guard.is_unchanged(messages):
+        extra = request_extra() if request_extra is not None else None
+        if guard.is_unchanged(messages, extra):
             assert last is not None
             if await _climb(ladder, last, on_recovery) is RecoveryStep.SURFACE:
                 raise last
@@ -170,7 +173,7 @@ async def call_with_recovery(
         except ModelCallError as err:
             if err.kind not in CONTEXT_ERRORS:
                 raise
-            guard.failed(messages)
+            guard.failed(messages, extra)
             last = err
             if await _climb(ladder, err, on_recovery) is RecoveryStep.SURFACE:
                 raise
@@ -193,18 +196,22 @@ def _send_to(send: Send[T], messages: Sequence[Mapping[str, Any]], model: str) -
     return send(messages, model)
 
 
+def _key(messages: Sequence[Mapping[str, Any]], extra: Any) -> str:
+    return fingerprint(messages) + (f":{json.dumps(extra, sort_keys=True)}" if extra else "")
+
+
 class ResendGuard:
     """Remembers requests that failed as too long, so none is sent again unchanged."""
 
     def __init__(self) -> None:
         self._failed: set[str] = set()
 
-    def failed(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        self._failed.add(fingerprint(messages))
+    def failed(self, messages: Sequence[Mapping[str, Any]], extra: Any = None) -> None:
+        self._failed.add(_key(messages, extra))
 
-    def is_unchanged(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+    def is_unchanged(self, messages: Sequence[Mapping[str, Any]], extra: Any = None) -> bool:
         # no failure yet (the normal case): nothing to compare, no fingerprint to compute
-        return bool(self._failed) and fingerprint(messages) in self._failed
+        return bool(self._failed) and _key(messages, extra) in self._failed
 
     def check(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Raise ``UnchangedResendError`` if this exact request already failed as too long."""

@@ -21,7 +21,7 @@ the event). ``grant_now`` does both for caller and policy grants.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from core.context.view import View, token_breakdown
@@ -208,10 +208,16 @@ class GrantLedger:
         *,
         parent: Any = HEAD,
         agent_name: str = "main",
+        retried: bool = False,
     ) -> tuple[GrantPlan, Grant | None]:
-        """Plan, append the grant message and record it (caller and policy grants)."""
+        """Plan, append the grant message and record it (caller and policy grants). A
+        ``retried`` request is deferred once only: deferred again, it is refused with the
+        reason, so it is not re-logged every round."""
         w.flush()
         plan = self.plan(w.read, trace_id, request, load)
+        if retried and plan.decision.outcome == "defer":
+            why = f"still over budget after one deferral: {plan.decision.reason}"
+            plan = replace(plan, decision=BudgetDecision("refuse", why, plan.decision.cost))
         if not plan.granted:
             self.record_denial(w, trace_id, plan)
             return plan, None

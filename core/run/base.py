@@ -15,10 +15,11 @@ from core.context.compaction import (
     FileStateCache,
     Summarizer,
 )
-from core.context.nudges import BackgroundNotice, StepMonitors, TokenBudget
+from core.context.nudges import BackgroundNotice
 from core.context.periodic import (
     GET_CURRENT_CONTEXT,
     ContextSources,
+    InjectionHooks,
     get_current_context_schema,
 )
 from core.context.system_prompt import ToolLine, build_system_prompt
@@ -34,6 +35,8 @@ from core.refs import (
     GrantLedger,
     SlimmerRegistry,
 )
+from core.refs.images import image_blocks_in
+from core.run.agent_view import agent_view
 from core.run.config import RunConfig
 from core.run.context_cache import ContextCache
 from core.run.events import EventBus, EventType, RunEvent
@@ -44,6 +47,7 @@ from core.run.tools import ToolRegistry
 from core.skills import SkillRegistry, skill_tool_schema
 from core.store import HEAD, Store
 from core.store.writer import Writer
+from core.tokens.counter import estimate_prompt_tokens
 
 INTRINSIC = (
     "goal",
@@ -68,6 +72,7 @@ class ModelPort(Protocol):
         tool_choice: Any = None,
         on_event: Callable[[StreamEvent], None] | None = None,
         cancel: asyncio.Event | None = None,
+        params: Mapping[str, Any] | None = None,
     ) -> ModelResponse: ...
 
 
@@ -94,8 +99,15 @@ class RunnerCore:
         branch_id: str | None = None,
         fork_at: int | None = None,
         memory: MemoryStore | None = None,
+        context: ContextSources | None = None,
     ) -> None:
         self.store = store
+        self.context_sources = context
+        """What a caller feeds the periodic context (collaborators, notifications,
+        injection hooks; INJ-2); time and goals are the run's own."""
+        self.given_messages: tuple[Mapping[str, Any], ...] = ()
+        """Messages the caller gave ``start_turn``; a system message among them is the
+        system prompt (INJ-1)."""
         self.trace_id = trace_id
         self.model = model
         self.config = config or RunConfig()
@@ -118,10 +130,8 @@ class RunnerCore:
             summarizer if agent_name == "main" else None,
             files=FileStateCache(),
         )
-        self.monitors = StepMonitors(
-            budget=TokenBudget(self.config.soft_limit, self.config.hard_limit)
-        )
-        self.ledger = GrantLedger()
+        self.monitors = self.config.monitors()
+        self.ledger = GrantLedger(self.config.grant_budget())
         self.phase = Phase.IDLE
         self.pending: list[ToolCall] = []
         self.round_calls: list[ToolCall] = []
@@ -129,6 +139,14 @@ class RunnerCore:
         self.iteration = 0
         self.turn_steps = 0
         self.final: str | None = None
+        self.errors: list[str] = []
+        self._max_output: int | None = self.config.max_output_tokens
+        self._reported: tuple[int, int] | None = None
+        self._recovered: list[str] = []
+        """Recovery-ladder steps since the last recorded call (LLM-3)."""
+        """(prompt tokens the provider reported for the last call, our estimate of that
+        request): TOK-2's anchor for ``budget_tokens``."""
+        """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
         self.generation = 0
@@ -168,6 +186,7 @@ class RunnerCore:
             "final_only": self._final_only,
             "manual_compact": self._manual_compact,
             "subagents": self._subagents,
+            "reported": list(self._reported) if self._reported else None,
         }
 
     def _prepare_point(self) -> dict[str, Any]:
@@ -176,6 +195,43 @@ class RunnerCore:
         head, compaction = self.cache.stamp or (None, None)
         state = {k: v for k, v in self.runtime_state().items() if k != "config"}
         return {"head": head, "compaction_id": compaction, "state": state}
+
+    def budget_tokens(self) -> int:
+        """What the next request weighs, for every budget judgement (compaction trigger,
+        nudges): the provider's last reported prompt tokens plus the estimate of what was
+        added (or removed) since; the estimate alone before any report (TOK-2)."""
+        now = self.cache.total
+        if self._reported is None:
+            return now
+        reported, then = self._reported
+        return max(0, estimate_prompt_tokens(reported, [now - then], now))
+
+    def _note_usage(self, usage: Mapping[str, Any] | None, estimated: int) -> None:
+        prompt = (usage or {}).get("prompt_tokens")
+        if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt > 0:
+            self._reported = (prompt, estimated)
+
+    def _make_room_for_images(self, w: Writer, ref_id: str) -> None:
+        """REF-3: before an image grant that would pass the image limit, the oldest images
+        in the context become their reference text (``GrantLedger.replace_images``)."""
+        if self.branch_type:
+            return
+        ref = next((r for r in w.read.refs(self.trace_id) if r.id == ref_id), None)
+        if ref is None or not ref.image_blocks:
+            return
+        w.flush()
+        view = agent_view(w.read, self.trace_id, w.head(self.trace_id), self.agent_name)
+        keep = self.ledger.budget.max_image_blocks - ref.image_blocks
+        if image_blocks_in(view) <= keep:
+            return
+        event = self.ledger.replace_images(w, self.trace_id, view, keep=max(0, keep))
+        if event is not None:
+            self.cache.invalidate()
+            self._emit(
+                "compaction",
+                {"level": "images", "replaced": len((event.details or {}).get("replaced", []))},
+                event.at_sequence,
+            )
 
     # -- views and appends -------------------------------------------------------------------
     def view(self) -> View:
@@ -263,18 +319,24 @@ class RunnerCore:
         ]
         memories = [m.content for m in reversed(self.memory.recent())] if self.memory else []
         return build_system_prompt(
+            messages=self.given_messages,
             config_prompt=self.config.system_prompt,
+            preset_prompt=self.config.preset_prompt,
             default_identity=self.config.identity,
             tools=lines,
-            skills=self.skills.select(),
+            skills=self.skills.select(self.config.prompt_skills),
             memories=memories,
         )
 
     def _sources(self) -> ContextSources:
+        given = self.context_sources
         return ContextSources(
             clock=self.wall_clock,
             goal_view=lambda: compact_view(self.goals),
             focus=self._focus_text,
+            collaborators=given.collaborators if given else None,
+            notifications=given.notifications if given else None,
+            hooks=given.hooks if given else InjectionHooks(),
         )
 
     def _focus_text(self) -> str | None:

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import re
+import uuid
 from pathlib import Path
 
+from core.context.compaction import load_records
+from core.context.compaction.summarizer import SummaryRequest
 from core.context.periodic import (
     inject_context,
     periodic_decision,
 )
+from core.goals import detailed_view
+from core.records import NewMessage
 from core.run.compacting import CompactionSteps
 from core.run.state import Phase, StepResult
 
@@ -40,9 +46,10 @@ class BookkeepingSteps(CompactionSteps):
                         goal_id=self.goals.focus,
                     )
                     written += [m.sequence for m in msgs]
+                    sources = re.findall(r"^## (.+)$", msgs[-1].content, re.M)
                     self._emit(
                         "injection",
-                        {"kind": "context", "reason": decision.reason},
+                        {"kind": "context", "reason": decision.reason, "sources": sources},
                         msgs[-1].sequence,
                     )
         if (
@@ -50,19 +57,13 @@ class BookkeepingSteps(CompactionSteps):
             and self.config.goal_mode == "on_complete"
             and (self.config.compaction == "ctxlens")
         ):
-            view = self.view()
-            for gid in self._goal_done:
-                outcome = self.compactor.on_goal_done(view, gid)
-                if outcome.compacted:
-                    with self.store.read() as r:
-                        head = self._head(r)
-                    await self._commit_outcome(outcome, head)
-                    view = self.view()
+            await self._compact_done_goals()
         self._goal_done = []
         await self.hooks.fire("step_complete", {"iteration": self.iteration})
         self.round_calls = []
         self.call_message = None
         if self.final is not None:
+            await self._reflect_on_completion()
             self._end_turn()
             self.phase = Phase.DONE
             self._emit("done", {"final": self.final})
@@ -72,6 +73,53 @@ class BookkeepingSteps(CompactionSteps):
             if every > 0 and self.iteration % every == 0:
                 self._checkpoint("round")
         return StepResult(Phase.BOOKKEEPING, self.phase, tuple(written))
+
+    async def _compact_done_goals(self) -> None:
+        """``on_complete``: each goal finished this round is compacted at once (seed A)."""
+        for gid in self._goal_done:
+            view = self.view()
+            with self.store.read() as r:
+                head = self._head(r)
+                records = (
+                    load_records(r, self.trace_id, head) if self.agent_name == "main" else None
+                )
+            outcome = self.compactor.on_goal_done(view, gid, records)
+            if outcome.compacted:
+                await self._commit_outcome(outcome, head)
+
+    async def _reflect_on_completion(self) -> None:
+        """Seed A: a completed task goes through a ``reflection`` side branch (the ask and
+        the answer, off the main path) when ``enable_completion_extraction`` is set."""
+        summarizer = self.compactor.summarizer
+        if not self.config.enable_completion_extraction or summarizer is None:
+            return
+        if self.branch_type:
+            return
+        self.view()
+        request = SummaryRequest(
+            "reflection",
+            tuple(self.cache.openai()),
+            detailed_view(self.goals),
+            self.compactor.config.summary.max_narrative_tokens,
+        )
+        try:
+            text = await summarizer.summarize(request)
+        except Exception as exc:  # a failed reflection must not lose the finished turn
+            self._emit("error", {"reflection": f"{type(exc).__name__}: {exc}"})
+            return
+        bid = f"reflection-{uuid.uuid4().hex[:12]}"
+        with self.store.write() as w:
+            head = w.head(self.trace_id)
+            msgs = w.append(
+                self.trace_id,
+                [
+                    NewMessage("user", request.ask(), branch_type="reflection", branch_id=bid),
+                    NewMessage("assistant", str(text), branch_type="reflection", branch_id=bid),
+                ],
+                parent=head,
+                move_head=False,
+            )
+        self._emit("state", {"reflection": bid, "knowledge": str(text)[:200]}, msgs[-1].sequence)
 
     def _end_turn(self) -> None:
         with self.store.write() as w:

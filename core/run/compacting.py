@@ -8,12 +8,14 @@ from core.context.compaction import (
     load_records,
     record_outcome,
 )
+from core.context.skill_injection import apply_skill_needs, pending_skill_injections
 from core.context.view import View, token_breakdown
 from core.errors import ConflictError
 from core.records import CompactionEvent, ContextItem
 from core.run.agent_view import agent_view
 from core.run.base import RunnerCore
 from core.run.naive import naive_items
+from core.store import HEAD
 
 
 class CompactionSteps(RunnerCore):
@@ -26,7 +28,8 @@ class CompactionSteps(RunnerCore):
             return None
         view = self.view()
         auto = not manual and level == "auto"
-        if auto and self.cache.total <= self.compactor.config.limit:
+        tokens = self.budget_tokens()
+        if auto and tokens <= self.compactor.config.limit:
             return None  # the common case: no records to load, nothing to compute
         if mode == "naive":
             kept = naive_items(view, self.compactor.config.limit)
@@ -40,7 +43,7 @@ class CompactionSteps(RunnerCore):
         if not auto:
             outcome = await self.compactor.compact(view, level, records)
         else:
-            budget = self.compactor.budget(self.cache.total)
+            budget = self.compactor.budget(tokens)
             was = self.compactor.breaker.state
             outcome = await self.compactor.maybe_compact(view, budget, records)
             self._note_breaker(was)
@@ -129,6 +132,49 @@ class CompactionSteps(RunnerCore):
             at,
         )
         return event
+
+    def _inject_caller_skills(self) -> list[int]:
+        """Caller skills (INJ-3) missing from the context, (re-)injected right before the
+        model call: after this step's compaction, so no call goes out without them."""
+        written: list[int] = []
+        if not self.config.inject_skills:
+            return written
+        self.view()
+        with self.store.write() as w:
+            w.flush()
+            needs = pending_skill_injections(
+                w.read,
+                self.trace_id,
+                list(self.config.inject_skills),
+                self.config.skill_recency_threshold,
+                items=self.cache.items,
+            )
+            parent = self.tip if self.branch_type else HEAD
+            records = apply_skill_needs(
+                w,
+                self.trace_id,
+                self.skills,
+                needs,
+                parent=parent,
+                agent_name=self.agent_name,
+                goal_id=self.goals.focus,
+                branch_type=self.branch_type,
+                branch_id=self.branch_id,
+            )
+            for rec, need in zip(records, needs, strict=True):
+                self._moved(rec.message_sequence)
+                written += [rec.call_sequence or rec.message_sequence, rec.message_sequence]
+                self._emit(
+                    "injection",
+                    {
+                        "kind": "skill",
+                        "skill": rec.skill,
+                        "reason": need.reason,
+                        "why": need.why,
+                    },
+                    rec.message_sequence,
+                )
+        return written
 
     async def compact_now(self, level: str = "auto") -> CompactionEvent | None:
         """Manual compaction from the UI or CLI: bypasses and resets the breaker."""

@@ -51,6 +51,7 @@ class ModelSteps(CompactionSteps):
                     tool_choice=tool_choice,
                     on_event=self._on_stream,
                     cancel=self._cancel,
+                    **self._request_params(),
                 )
             except ModelCallError as err:
                 ms = (time.perf_counter() - started) * 1000
@@ -75,11 +76,14 @@ class ModelSteps(CompactionSteps):
                 on_retry=self._on_retry,
                 on_recovery=self._on_recovery,
                 jitter_key=self.trace_id,
+                request_extra=self._request_params,
+                policy=self.config.retry_policy(),
             )
         except CallCancelled:
             raise
         except CtxlensError as err:
             self.phase = Phase.DONE
+            self.errors.append(str(err))
             self._emit("error", {"error": str(err)})
             self._emit("done", {"reason": "error"})
             return StepResult(Phase.MODEL, Phase.DONE, (), f"model error: {err}")
@@ -95,6 +99,7 @@ class ModelSteps(CompactionSteps):
                 response.latency_ms,
                 None,
             )
+        self._note_usage(response.usage, seen["tokens"])
         self.iteration += 1
         self.turn_steps += 1
         if response.text:
@@ -107,12 +112,43 @@ class ModelSteps(CompactionSteps):
             self.round_calls = list(response.tool_calls)
             self.call_message = msg
             self.phase = Phase.TOOLS
+        elif self._continue_after(response):
+            self.pending = []
+            self.round_calls = []
+            self.phase = Phase.PREPARE
         else:
             self.final = response.text
             self.pending = []
             self.round_calls = []
             self.phase = Phase.BOOKKEEPING
         return StepResult(Phase.MODEL, self.phase, (msg.sequence,), response.finish_reason or "")
+
+    def _continue_after(self, response: ModelResponse) -> bool:
+        """Seed B's continuation: a text reply does not end the turn while the reply was cut
+        off or goals are still open, steps remain and the run may still use tools; the
+        next PREPARE counts it for diminishing returns (INJ-5), which forces the final
+        answer when continuing stops paying off."""
+        if not self.config.continue_unfinished or self._final_only or self.branch_type:
+            return False
+        if self.turn_steps >= self.config.max_steps - 1:
+            return False
+        cut = response.finish_reason == "length"
+        open_goals = [g.id for g in self.goals.goals if not g.finished]
+        if not cut and not open_goals:
+            return False
+        why = "your reply was cut off" if cut else f"goals {', '.join(open_goals)} are open"
+        nm = NewMessage(
+            "user",
+            f"[Continue] The task is not finished ({why}). Continue with the next step, "
+            "or finish the open goals with the goal tool.",
+            kind="nudge",
+            metadata={"nudge": "continuation"},
+            goal_id=self.goals.focus,
+        )
+        with self.store.write() as w:
+            (msg,) = self._append(w, [nm])
+        self._emit("nudge", {"name": "continuation", "text": nm.content}, msg.sequence)
+        return True
 
     def _on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
@@ -122,16 +158,29 @@ class ModelSteps(CompactionSteps):
         self._emit("error", {"retry": str(notice)})
 
     def _on_recovery(self, entry: LadderEntry) -> None:
+        if entry.changed:
+            self._recovered.append(entry.step.value)  # kept with the next call's row
         self._emit("error", {"recovery": entry.step.value, "changed": entry.changed})
 
     async def _ladder_compact(self, level: str) -> bool:
-        return await self._maybe_compact(manual=True, level=level) is not None
+        done = await self._maybe_compact(manual=True, level=level) is not None
+        if done:
+            self._inject_caller_skills()  # the retried call carries them too
+        return done
+
+    def _request_params(self) -> dict[str, Any]:
+        """What the request carries besides messages and tools: the output limit, once
+        set (``max_output_tokens`` or the ladder's escalation)."""
+        return {"params": {"max_tokens": self._max_output}} if self._max_output else {}
 
     async def _raise_hard_limit(self, err: ModelCallError) -> bool:
-        budget = self.monitors.budget
-        if budget.hard_limit >= 64_000:
+        """EscalateTokens (seed B): the token hard limit and the request's output limit
+        go up to ``escalation_limit``; nothing to do when both already are there."""
+        budget, limit = self.monitors.budget, self.config.escalation_limit
+        if budget.hard_limit >= limit and (self._max_output or 0) >= limit:
             return False
-        budget.hard_limit = 64_000
+        budget.hard_limit = max(budget.hard_limit, limit)
+        self._max_output = limit
         return True
 
     async def _multi_turn(self, err: ModelCallError) -> bool:
@@ -192,7 +241,9 @@ class ModelSteps(CompactionSteps):
                     "input_tokens": tokens,
                     "finish_reason": response.finish_reason if response else None,
                     **({"prepare": self._prepared_from} if self._prepared_from else {}),
+                    **({"recovery": list(self._recovered)} if self._recovered else {}),
                 },
             ),
             encoded=seen["encoded"],
         )
+        self._recovered = []

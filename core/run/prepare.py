@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-from core.context.skill_injection import (
-    apply_skill_needs,
-    pending_skill_injections,
-)
 from core.refs import (
     ContextLoad,
 )
@@ -24,7 +20,7 @@ class PrepareSteps(CompactionSteps):
         self.view()
         if not self.branch_type:
             self._prepared_from = self._prepare_point()
-        pre = self.monitors.before_model_call(self.cache.total, self._last_step)
+        pre = self.monitors.before_model_call(self.budget_tokens(), self._last_step)
         self._last_step = None  # counted once, even if this phase runs again (rewind, resume)
         self._final_only = self._final_only or pre.final_answer_without_tools
         if self.turn_steps >= self.config.max_steps - 1:  # the last allowed call answers
@@ -36,42 +32,9 @@ class PrepareSteps(CompactionSteps):
                 written += [m.sequence for m in msgs]
                 for n in pre.nudges:
                     self._emit("nudge", {"name": n.name, "text": n.text}, msgs[0].sequence)
-            if self.config.inject_skills:
-                w.flush()
-                needs = pending_skill_injections(
-                    w.read,
-                    self.trace_id,
-                    list(self.config.inject_skills),
-                    self.config.skill_recency_threshold,
-                    items=self.cache.items,
-                )
-                parent = self.tip if self.branch_type else HEAD
-                records = apply_skill_needs(
-                    w,
-                    self.trace_id,
-                    self.skills,
-                    needs,
-                    parent=parent,
-                    agent_name=self.agent_name,
-                    goal_id=self.goals.focus,
-                    branch_type=self.branch_type,
-                    branch_id=self.branch_id,
-                )
-                for rec, need in zip(records, needs, strict=True):
-                    self._moved(rec.message_sequence)
-                    written += [rec.call_sequence or rec.message_sequence, rec.message_sequence]
-                    self._emit(
-                        "injection",
-                        {
-                            "kind": "skill",
-                            "skill": rec.skill,
-                            "reason": need.reason,
-                            "why": need.why,
-                        },
-                        rec.message_sequence,
-                    )
         event = await self._maybe_compact(manual=self._manual_compact)
         self._manual_compact = False
+        written += self._inject_caller_skills()  # after compaction: the call carries them
         self.phase = Phase.MODEL
         detail = f"compaction {event.level}" if event is not None else ""
         return StepResult(Phase.PREPARE, Phase.MODEL, tuple(written), detail)
@@ -82,6 +45,7 @@ class PrepareSteps(CompactionSteps):
         written: list[int] = []
         for request in self.ledger.start_turn():
             w.flush()
+            self._make_room_for_images(w, request.ref_id)
             view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
             parent = self.tip if self.branch_type else HEAD
             _plan, grant = self.ledger.grant_now(
@@ -91,6 +55,7 @@ class PrepareSteps(CompactionSteps):
                 ContextLoad.of_view(view),
                 parent=parent,
                 agent_name=self.agent_name,
+                retried=True,
             )
             if grant is not None and grant.message_sequence is not None:
                 self._moved(grant.message_sequence)

@@ -42,6 +42,7 @@ from core.run.resume import main_path_tail, resume_point
 from core.run.state import Phase, RunResult, StepResult
 from core.run.subagents import SubagentSupport
 from core.run.tool_step import ToolSteps
+from core.store.writer import Writer
 
 __all__ = ["INTRINSIC", "ModelPort", "Runner"]
 
@@ -50,13 +51,20 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
     """One agent's step machine over one trace (the main agent, or a subagent branch)."""
 
     # -- public control -------------------------------------------------------------------
-    async def start_turn(self, user: str | NewMessage) -> Message:
-        """Open a turn: system prompt if the trace has none, the user message, task state."""
+    async def start_turn(
+        self, user: str | NewMessage, messages: Sequence[Mapping[str, Any]] = ()
+    ) -> Message:
+        """Open a turn: system prompt if the trace has none, the user message, task state.
+        A system message in ``messages`` (OpenAI shape) is used as the system prompt."""
+        self.given_messages = tuple(messages)
         if self.phase not in (Phase.IDLE, Phase.DONE):
             raise ConflictError(f"a turn is already open (phase {self.phase})")
         with self.store.write() as w:
-            if self.session_id is None and self.agent_name == "main":
-                self.session_id = w.create_session(self.trace_id, model=self.config.model)
+            opened = self.session_id is None and self.agent_name == "main"
+            resumed = False
+            if opened:
+                resumed = bool(w.read.sessions(self.trace_id))
+                self.session_id = self._session(w)
                 meta = w.read.trace(self.trace_id).metadata or {}
                 budget = {
                     "window": self.config.window,
@@ -77,6 +85,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 parent=self.tip if self.branch_type else None,
                 branch_type=self.branch_type,
                 branch_id=self.branch_id,
+                restore_tasks=not self.branch_type,  # a subagent starts fresh (seed B)
             )
             last = init.task_state or init.user
             self._moved(last.sequence)
@@ -85,13 +94,26 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.phase = Phase.PREPARE
         self.turn_steps = 0
         self.final = None
+        self.errors = []
         self._final_only = False
         self._last_step = None
+        if opened:
+            await self.hooks.fire(
+                "session_start", {"session_id": self.session_id, "resumed": resumed}
+            )
         self._emit("session", {"user": init.user.content, "turn": self.turn_index})
         if self.generation == 0:
             self._checkpoint("start")  # a run killed before its first round still resumes
         await self.hooks.fire("prompt_submit", {"content": init.user.content})
         return init.user
+
+    def _session(self, w: Writer) -> str:
+        """A trace continued by a new process (``ctxlens run --trace``) keeps its session:
+        the next turn is numbered after the last one."""
+        sessions = w.read.sessions(self.trace_id)
+        if sessions:
+            return str(sessions[-1]["id"])
+        return w.create_session(self.trace_id, model=self.config.model)
 
     def attach(self) -> Phase:
         """Continue an existing trace from its head (after a rewind, in a new process, in
@@ -164,15 +186,22 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         """Take back ``runtime_state()`` from a checkpoint (a resumed or replayed run). The
         budget limits stay this run's own; the file cache is rebuilt from stored reads."""
         self.monitors = StepMonitors.from_state(state.get("monitors") or {})
+        fresh = self.config.monitors()  # the limits stay this run's own
         self.monitors.budget.soft_limit = self.config.soft_limit
         self.monitors.budget.hard_limit = self.config.hard_limit
+        self.monitors.budget.near_ratio = fresh.budget.near_ratio
+        self.monitors.todo.after = fresh.todo.after
+        self.monitors.duplicates.threshold = fresh.duplicates.threshold
         self.ledger = GrantLedger.from_state(state.get("ledger") or {})
+        self.ledger.budget = self.config.grant_budget()
         self.turn_steps = int(state.get("turn_steps") or 0)
         last = state.get("last_step")
         self._last_step = (int(last[0]), [str(n) for n in last[1]]) if last else None
         self._final_only = bool(state.get("final_only"))
         self._manual_compact = bool(state.get("manual_compact"))
         self._subagents = int(state.get("subagents") or 0)
+        reported = state.get("reported")
+        self._reported = (int(reported[0]), int(reported[1])) if reported else None
         with self.store.read() as r:
             head = self._head(r)
             msgs = r.iter_main_path(self.trace_id, head=head) if head is not None else iter(())
@@ -194,6 +223,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.round_calls = list(call.tool_calls) if call is not None and pending else []
         self.call_message = call if pending else None
         self.final = None
+        self.errors = []
         self.phase = Phase.TOOLS if pending else at
 
     async def run(
@@ -226,7 +256,13 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
             elif step.ran is Phase.TOOLS:
                 result.tool_calls += 1
         result.final = self.final
-        result.stopped = result.stopped or "done"
+        result.errors = list(self.errors)
+        result.stopped = "error" if self.errors else "done"
+        if self.phase is Phase.DONE and self.agent_name == "main":
+            await self.hooks.fire(
+                "session_stop",
+                {"session_id": self.session_id, "stopped": result.stopped, "final": self.final},
+            )
         return result
 
     async def step(self) -> StepResult:

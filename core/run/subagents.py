@@ -24,10 +24,12 @@ class SubagentSupport(RunnerCore):
         system_prompt: str,
         tools: ToolRegistry | None = None,
         max_steps: int | None = None,
+        skills: tuple[str, ...] | None = None,
     ) -> str:
         """Run a subagent (RUN-4) on its own branch: fresh context, restricted tools, own
         compaction and duplicate detection, at most ``max_steps`` model calls then a forced
-        final answer; only its final text returns to the parent."""
+        final answer; only its final text returns to the parent. ``skills``: what its system
+        prompt lists (``None``: all)."""
         assert self.call_message is not None, "subagents start from a tool call"
         self._subagents += 1
         agent = f"{name}-{self._subagents}"
@@ -36,6 +38,7 @@ class SubagentSupport(RunnerCore):
             system_prompt=system_prompt,
             max_steps=max_steps or self.config.subagent_max_steps,
             inject_skills=(),
+            prompt_skills=skills,  # the call site narrows what its prompt lists
         )
         from core.run.runner import Runner  # the full machine (runner imports this module)
 

@@ -3,6 +3,7 @@ into refs, grants, audit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -28,7 +29,7 @@ from core.refs.slimming import ImageData
 from core.run.agent_view import agent_view
 from core.run.base import INTRINSIC, RunnerCore, _with
 from core.run.state import Phase, StepResult
-from core.run.tools import ToolContext, ToolResult, parse_arguments
+from core.run.tools import Tool, ToolContext, ToolResult, parse_arguments
 from core.skills import skill_tool_result
 from core.store.writer import Writer
 
@@ -90,14 +91,23 @@ class ToolSteps(RunnerCore):
             if decision.arguments is not None:
                 args = decision.arguments
         if call.name in INTRINSIC:
-            return await self._intrinsic(call, args), "ok"
+            try:
+                return await self._intrinsic(call, args), "ok"
+            except (CtxlensError, OSError) as exc:  # model-controlled input: an error result
+                return ToolResult(f"Error: {call.name}: {exc}", is_error=True), "error"
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted([*INTRINSIC, *self.tools.tools]))
             return ToolResult(f"Error: unknown tool {call.name!r} (known: {known})", True), "error"
+        denied = await self._permission(tool, call, args)
+        if denied is not None:
+            return denied, "blocked"
         ctx = ToolContext(self.trace_id, call.id, self.iteration, self, self.agent_name)
         try:
-            result = await tool.call(args, ctx)
+            result = await asyncio.wait_for(tool.call(args, ctx), self.config.tool_timeout_s)
+        except TimeoutError:
+            limit = self.config.tool_timeout_s
+            return ToolResult(f"Error: {call.name} timed out after {limit:g} s", True), "error"
         except Exception as exc:  # a tool's bug is the model's error message, not a crash
             text = f"Error: {call.name} failed: {type(exc).__name__}: {exc}"
             for d in await self.hooks.fire("tool_failure", {"tool": call.name, "error": text}):
@@ -109,6 +119,21 @@ class ToolSteps(RunnerCore):
             if d.output is not None:
                 result = ToolResult(d.output, result.is_error, result.images, result.metadata)
         return result, "error" if result.is_error else "ok"
+
+    async def _permission(
+        self, tool: Tool, call: ToolCall, args: dict[str, Any]
+    ) -> ToolResult | None:
+        """A tool that may change things (not ``read_only``) asks ``permission_request``
+        hooks first; one that says ``allow=False`` (or blocks) denies it (RUN-2)."""
+        if tool.read_only:
+            return None
+        payload = {"tool": call.name, "arguments": args, "call_id": call.id}
+        for decision in await self.hooks.fire("permission_request", payload):
+            if decision.allow is False or decision.block:
+                reason = decision.block or "permission denied"
+                await self.hooks.fire("permission_denied", {"tool": call.name, "reason": reason})
+                return ToolResult(f"Blocked: {reason}", is_error=True)
+        return None
 
     async def _intrinsic(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
         name = call.name
@@ -160,6 +185,7 @@ class ToolSteps(RunnerCore):
                 call.arguments,
                 tuple(ImageData.from_bytes(i.data, i.mime, i.description) for i in result.images),
             ),
+            policy=self.config.slim_policy(),
             slimmers=self.slimmers,
             scope=self.ref_scope,
         )
@@ -198,6 +224,7 @@ class ToolSteps(RunnerCore):
 
     def _read_ref_result(self, w: Writer, call: ToolCall, args: dict[str, Any]) -> list[Message]:
         call = _resolve_ref_alias(w, self.trace_id, call, args)
+        self._make_room_for_images(w, str(json.loads(call.arguments or "{}").get("ref", "")))
         w.flush()
         view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
         plan = plan_read_ref(w.read, self.trace_id, self.ledger, call, ContextLoad.of_view(view))
@@ -205,8 +232,8 @@ class ToolSteps(RunnerCore):
         (msg,) = self._append(w, [nm])
         if plan.granted:
             grant = self.ledger.commit(w, self.trace_id, plan, msg.sequence)
-            extra = plan.content_message(self.agent_name)
-            if extra is not None:
+            extra = plan.content_message(self.agent_name) if plan.image_url else None
+            if extra is not None:  # an image follows in a user message; a text *is* the result
                 self._image_grants.append(extra)
             self._emit(
                 "grant",

@@ -340,6 +340,17 @@ class Reader:
             raise NotFoundError(f"LLM call {call_index} not found in trace {trace_id!r}")
         return rows.call_from_row(row)
 
+    def call_outcomes(self, trace_id: str, agent_name: str = "main") -> list[dict[str, Any]]:
+        """Each call's ``head_sequence``, ``error`` and ``params`` (no context): what a
+        summary needs to keep model-call failures and retries."""
+        c = t.llm_calls.c
+        q = (
+            select(c.call_index, c.head_sequence, c.error, c.params)
+            .where(c.trace_id == trace_id, c.agent_name == agent_name)
+            .order_by(c.call_index)
+        )
+        return [dict(r._mapping) for r in self.conn.execute(q)]
+
     def llm_call_count(self, trace_id: str) -> int:
         q = select(func.count()).select_from(t.llm_calls).where(t.llm_calls.c.trace_id == trace_id)
         return int(self.conn.execute(q).scalar_one())

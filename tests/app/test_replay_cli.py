@@ -105,3 +105,20 @@ def test_a_stopped_ctxlens_run_resumes_against_another_endpoint(cli: Cli, tmp_pa
     result = json.loads(out)
     assert result["status"] == "resumed" and result["final"].startswith("Top 10")
     assert result["redone_tool_calls"] == 0
+
+
+def test_replay_on_complete_removes_messages_and_lowers_input(
+    cli: Cli, demo: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from core.store import Store
+    from tests.helpers.shared_demo import shared_demo
+
+    db, trace_id = demo
+    source = json.loads((shared_demo(tmp_path_factory) / "result.json").read_text())
+    code, out = cli("--db", str(db), "replay", trace_id, "--set", "goal_mode=on_complete", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["input_tokens"] < source["cumulative_input_tokens"]
+    with Store.open(str(db)) as st, st.read() as r:
+        goal = [e for e in r.compactions(data["trace_id"]) if e.trigger == "on_complete"]
+    assert goal and all(e.removed and e.tokens_after < e.tokens_before for e in goal)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.llm import ModelServer, ScriptedModel
 from tests.core.llm.conftest import serve
@@ -99,3 +100,95 @@ def test_run_against_a_trickling_server_ends_at_the_deadline(
     (error,) = (json.loads(e) for e in data["errors"])
     assert (error["kind"], error["detail"]) == ("timeout", "deadline"), error
     assert "0.5 s deadline" in error["message"]
+
+
+def _run_args(db: Path, url: str, *extra: str) -> list[str]:
+    return ["--db", str(db), "run", "--base-url", url, "--model", "m", "--task", "t", *extra]
+
+
+def test_a_failed_run_exits_non_zero_with_the_error_on_stderr(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer], capsys: Any
+) -> None:
+    from core.llm import Fault
+
+    server = serve(ScriptedModel(script(1)))
+    server.faults.add(Fault.http_error(401, {"error": {"message": "bad key"}}), times=5)
+    code, out = cli(*_run_args(tmp_path / "r.db", server.url, "--json"))
+    data = json.loads(out)
+    assert code != 0 and data["stopped"] == "error" and data["final"] is None
+    assert data["run_errors"] and "401" in capsys.readouterr().err
+
+
+def test_the_fallback_model_comes_from_the_environment(
+    cli: Cli,
+    tmp_path: Path,
+    serve: Callable[..., ModelServer],
+    monkeypatch: Any,
+) -> None:
+    from core.llm import Fault
+
+    monkeypatch.setenv("FALLBACK_MODEL", "fb")
+    server = serve(ScriptedModel(script(0)))
+    server.faults.add(Fault.overloaded(), times=3, model="m")
+    code, out = cli(*_run_args(tmp_path / "r.db", server.url, "--json"))
+    assert code == 0, out
+    assert [q.model for q in server.requests][:4] == ["m", "m", "m", "fb"]
+
+
+def test_run_with_trace_continues_its_session(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer]
+) -> None:
+    from core.store import Store
+
+    server = serve(ScriptedModel(script(0)))
+    db = tmp_path / "r.db"
+    _, out = cli(*_run_args(db, server.url, "--json"))
+    trace = json.loads(out)["trace_id"]
+    server2 = serve(ScriptedModel(script(0)))
+    code, out = cli(*_run_args(db, server2.url, "--trace", trace, "--json"))
+    assert code == 0, out
+    with Store.open(str(db)) as st, st.read() as r:
+        sessions = r.sessions(trace)
+        assert len(sessions) == 1
+        assert [t["turn_index"] for t in r.turns(sessions[0]["id"])] == [0, 1]
+
+
+def test_run_help_lists_every_setting_with_its_default(capsys: Any) -> None:
+    import dataclasses
+
+    import pytest
+
+    from app.cli import main
+    from core.run.config import RunConfig
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    for f in dataclasses.fields(RunConfig):
+        if f.name != "extra":
+            assert f"  {f.name}=" in text, f.name
+    assert "  micro_keep_recent=8" in text and "  retry_max_tries=10" in text
+
+
+def test_unknown_settings_name_the_key_and_the_nearest_ones(
+    cli: Cli, tmp_path: Path, capsys: Any
+) -> None:
+    db = str(tmp_path / "d.db")
+    code, _ = cli("--db", db, "demo", "--steps", "5", "--set", "micro_keep_recnt=6")
+    err = capsys.readouterr().err
+    assert code == 2 and "'micro_keep_recnt'" in err and "micro_keep_recent" in err
+    code, _ = cli("--db", db, "demo", "--steps", "5", "--set", "window=lots")
+    assert code == 2 and "window" in capsys.readouterr().err
+    code, _ = cli("--db", db, "traces", "--json")
+    assert json.loads(_) == []  # nothing half-created
+
+
+def test_demo_settings_reach_the_run(cli: Cli, tmp_path: Path) -> None:
+    from core.store import Store
+
+    db = tmp_path / "d.db"
+    code, out = cli("--db", str(db), "demo", "--steps", "8", "--set", "micro_step=1", "--json")
+    assert code == 0, out
+    with Store.open(str(db)) as st:
+        meta = st.trace(json.loads(out)["trace_id"]).metadata
+    assert meta["run_config"]["micro_step"] == 1 and meta["demo"]["settings"] == ["micro_step=1"]

@@ -1,6 +1,6 @@
 """Run → New demo run…: the options of a fresh demo trace (window, compaction mode, model
-calls), which the window then creates in the open store and opens ready to Step or Run
-(``core/demo/scenario.py:create_demo_trace``)."""
+calls, any run setting as ``key=value``), which the window then creates in the open store
+and opens ready to Step or Run (``core/demo/scenario.py:create_demo_trace``)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
+    QPlainTextEdit,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from core.demo.scenario import TASK, DemoOptions
+from core.demo.scenario import TASK, DemoOptions, demo_config
+from core.errors import CtxlensError
+from core.run.config import settings_help
 
 MODES = {
     "ctxlens": "ctxlens — goal, snip, micro and summary layers",
@@ -51,6 +54,16 @@ class NewDemoDialog(QDialog):
         self.steps.setRange(5, 1_000)
         self.steps.setValue(defaults.steps)
         self.steps.setToolTip("The most model calls of the main agent before it must answer")
+        self.settings = QPlainTextEdit()
+        self.settings.setObjectName("demoSettings")
+        self.settings.setPlaceholderText("key=value, one per line (e.g. micro_keep_recent=6)")
+        self.settings.setToolTip("Run settings and their defaults:\n" + settings_help())
+        self.settings.setFixedHeight(64)
+        self.error = QLabel()
+        self.error.setObjectName("demoSettingsError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b00020")
+        self.error.hide()
         task = QLabel(f"<b>Task</b>: {TASK}")
         task.setWordWrap(True)
         note = QLabel(
@@ -62,6 +75,7 @@ class NewDemoDialog(QDialog):
         form.addRow("Context window", self.window_box)
         form.addRow("Compaction", self.mode)
         form.addRow("Model calls", self.steps)
+        form.addRow("Run settings", self.settings)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -71,6 +85,7 @@ class NewDemoDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(task)
         layout.addLayout(form)
+        layout.addWidget(self.error)
         layout.addWidget(note)
         layout.addWidget(buttons)
 
@@ -79,11 +94,22 @@ class NewDemoDialog(QDialog):
             steps=self.steps.value(),
             window=self.window_box.value(),
             compaction=str(self.mode.currentData()),
+            settings=tuple(
+                line.strip() for line in self.settings.toPlainText().splitlines() if line.strip()
+            ),
         )
 
     def _mode_changed(self) -> None:
         self.window_box.setEnabled(self.mode.currentData() != "none")
 
     def _accept(self) -> None:
+        opts = self.options()
+        try:
+            demo_config(opts)  # a bad key or value is shown here, the dialog stays open
+        except CtxlensError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            self.adjustSize()
+            return
         self.accept()
-        self.chosen.emit(self.options())
+        self.chosen.emit(opts)

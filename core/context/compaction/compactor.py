@@ -90,7 +90,10 @@ class Compactor:
             return self._same(view, "auto", "not_needed", f"{tokens} <= {budget.limit}", tokens)
         if not self.breaker.allow():
             return self._same(view, "auto", "skipped", "circuit breaker open", tokens)
-        outcome = await self._guarded(view, "auto", records, budget.limit, "auto", tokens)
+        # layers measure the view; what the provider counts beyond it (tool schemas, its
+        # own tokenizer) stays, so the view must get under the limit minus that offset
+        limit = budget.limit - max(0, tokens - view_tokens(view))
+        outcome = await self._guarded(view, "auto", records, limit, "auto", tokens)
         if outcome.compacted and not outcome.errors:
             self.breaker.record_success()
         else:
@@ -125,8 +128,9 @@ class Compactor:
         tokens = view_tokens(view)
         if self.config.goal_mode != "on_complete":
             return self._same(view, "goal", "not_needed", "goal mode is not on_complete", tokens)
-        res = compact_goals(view, records or _records(view), [goal_id])
-        return self._finish(view, "goal", "on_complete", tokens, _Run(view, [res]), None)
+        run = _Run(view, [])
+        self._apply(run, compact_goals(view, records or _records(view), [goal_id]))
+        return self._finish(view, "goal", "on_complete", tokens, run, None)
 
     # -- the run --------------------------------------------------------------------------
     async def _guarded(
@@ -166,12 +170,23 @@ class Compactor:
             shrunk = (start - now) / start if start else 1.0
             if level == "auto" and now <= goal and shrunk >= (min_reclaim or 0.0):
                 break
+            if name == "goal" and level == "auto":
+                self._goals_one_by_one(run, records, goal)
+                continue
             await self._layer(run, name, records)
         if self.files is not None and any(r.level in ("snip", "summary") for r in run.layers):
             self._restore(run)
         if level == "auto":
             self._apply(run, inject_identity(run.view, self.config.identity))
         return run
+
+    def _goals_one_by_one(self, run: _Run, records: Records, goal: float) -> None:
+        """Seed A's ``on_overflow``: finished goals are compacted oldest first, one at a
+        time, until the context is under the target (or none is left)."""
+        for gid in records.goals.finished_ids():
+            if view_tokens(run.view) <= goal:
+                return
+            self._apply(run, compact_goals(run.view, records, [gid]))
 
     def _order(self) -> list[str]:
         skip = {"identity"} | ({"goal"} if self.config.goal_mode == "none" else set())
@@ -185,7 +200,8 @@ class Compactor:
             self._apply(run, snip(run.view, records, cfg.snip))
         elif name == "micro":
             self._apply(run, micro(run.view, cfg.micro))
-        elif name == "aggressive":
+        elif name == "aggressive":  # seed B: snip + micro keeping 2 recent results
+            self._apply(run, snip(run.view, records, cfg.snip))
             self._apply(run, micro(run.view, cfg.aggressive, "aggressive"))
         elif name == "identity":
             self._apply(run, inject_identity(run.view, cfg.identity))

@@ -3,7 +3,9 @@
 For a completed or abandoned goal, the ``goal`` tool calls and their results stay; the
 goal's other assistant messages and their tool results leave the context (whole units, so
 pairing holds); the result of the call that finished the goal becomes a "details cleared"
-marker that also carries the refs and failures of what left. User messages always stay.
+marker that also carries the refs and failures of what left. User messages always stay;
+the goal's runtime reminders (nudges, injected context and skills, notices: role user,
+written while it was in focus) leave with it.
 A goal is compacted only while its finishing result is in the context (the facts need a
 place to go). Messages belong to the goal in focus when they were written (``goal_id``).
 """
@@ -148,7 +150,11 @@ def _owners(tree: GoalTree, targets: set[str]) -> dict[str, str]:
 
 def _droppable(lead: Message, u: Unit, last: bool) -> bool:
     """Assistant work (not a goal call, which the caller checked) that may leave."""
-    if lead.role not in ("assistant", "tool") or lead.kind not in DROPPABLE:
+    if lead.kind not in DROPPABLE:
+        return False
+    if lead.role == "user" and lead.kind == "message":
+        return False  # what the user said stays; runtime reminders (role user) may go
+    if lead.role not in ("assistant", "tool", "user"):
         return False
     return not (last and u.pending)
 

@@ -65,6 +65,8 @@ class CompactionOutcome:
 
     @property
     def applied_level(self) -> str:
-        """The deepest layer that changed the context (the level recorded in the store)."""
+        """The deepest layer that changed the context (the level recorded in the store):
+        the identity block and file restores follow a compaction, they are not one."""
         changed = [r.level for r in self.layers if r.level != "file_restore"]
-        return changed[-1] if changed else self.level
+        real = [level for level in changed if level != "identity"]
+        return (real or changed or [self.level])[-1]

@@ -8,8 +8,10 @@ knows what earlier compactions took out of the context.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from core.context.compaction.facts import first_line, is_failure, message_constraints
 from core.goals.replay import goal_tree_at
@@ -19,7 +21,12 @@ from core.records import Message
 from core.store.reader import Reader
 
 #: Kinds that are the runtime's own additions, not the user's words.
-_NOT_USER_TEXT = frozenset({"summary", "placeholder", "identity", "file_restore", "task_state"})
+_NOT_USER_TEXT = frozenset(
+    {"summary", "placeholder", "identity", "file_restore", "task_state"}
+    | {"nudge", "notice", "injected_context", "injected_skill", "grant", "meta"}
+)
+"""Role-user kinds the runtime writes (blocks, reminders, grants): never "what the user
+asked", so neither the task nor the latest user request of a summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +171,45 @@ def load_records(
     msgs = list(messages) if messages is not None else main_path_messages(reader, trace_id, head)
     on_path = {m.sequence for m in msgs}
     ledger = [r.id for r in reader.refs(trace_id) if r.source_sequence in on_path]
-    return Records.from_messages(
+    records = Records.from_messages(
         msgs, goal_tree_at(reader, trace_id, head), ledger, _latest_tasks(reader, trace_id, on_path)
     )
+    calls = call_failures(reader.call_outcomes(trace_id), on_path)
+    return replace(records, failures=records.failures + calls) if calls else records
+
+
+def call_failures(
+    outcomes: Sequence[Mapping[str, Any]], on_path: set[int]
+) -> tuple[FailureRecord, ...]:
+    """Model calls that failed (retries, the recovery ladder's steps) on this path: the
+    summary contract's "failures and retries" keeps them too, not only tool errors."""
+    out: list[FailureRecord] = []
+    failing: FailureRecord | None = None
+    steps: list[str] = []
+    for row in outcomes:
+        head = row.get("head_sequence")
+        if head is not None and head not in on_path:
+            continue
+        steps += [s for s in (row.get("params") or {}).get("recovery") or () if s not in steps]
+        if row.get("error"):
+            text = _call_error_text(str(row["error"]))
+            tries = failing.attempts + 1 if failing is not None else 1
+            failing = FailureRecord("model call", text, int(head or 0), tries)
+        elif failing is not None:
+            done = f"{failing.text} (recovered by {', '.join(steps)})" if steps else failing.text
+            out.append(replace(failing, text=done, resolved=True))
+            failing, steps = None, []
+    return tuple([*out, failing] if failing is not None else out)
+
+
+def _call_error_text(error: str) -> str:
+    try:
+        data = json.loads(error)
+    except json.JSONDecodeError:
+        return first_line(error)
+    if not isinstance(data, dict):
+        return first_line(error)
+    return f"{data.get('kind', 'error')}: {first_line(str(data.get('message', '')))}"
 
 
 def _latest_tasks(reader: Reader, trace_id: str, on_path: set[int]) -> list[TaskRecord]:

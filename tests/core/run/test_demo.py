@@ -88,3 +88,40 @@ def test_naive_baseline_redoes_work(tmp_path: Path) -> None:
         result = run_demo(store, DemoOptions(steps=70, compaction="naive"))
     assert result["redone_tool_calls"] > 0
     assert set(result["compactions"]) == {"naive"}
+
+
+def test_every_main_call_after_the_first_skill_injection_carries_the_skill(
+    demo: tuple[Path, dict],  # type: ignore[type-arg]
+) -> None:
+    """Re-injection happens after the step's compaction, right before the call."""
+    db, result = demo
+    tid = result["trace_id"]
+    with Store.open(db) as store, store.read() as rd:
+        skill_seqs = {s.message_sequence for s in rd.skill_injections(tid)}
+        calls = [c for c in rd.llm_calls(tid) if c.agent_name == "main"]
+    assert skill_seqs
+    first = next(n for n, c in enumerate(calls) if skill_seqs & {i.sequence for i in c.context})
+    missing = [
+        c.call_index for c in calls[first:] if not skill_seqs & {i.sequence for i in c.context}
+    ]
+    assert missing == []
+
+
+def test_summary_compactions_are_recorded_as_summary(demo: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
+    db, result = demo
+    with Store.open(db) as store, store.read() as rd:
+        events = rd.compactions(result["trace_id"])
+        msgs = {m.sequence: m for m in rd.all_messages(result["trace_id"])}
+    users = {m.content for m in msgs.values() if m.role == "user" and m.kind == "message"}
+    summaries = [e for e in events if "summary" in (e.details or {}).get("layers", [])]
+    assert summaries and all(e.level != "identity" for e in summaries)
+    assert any(e.level == "summary" for e in summaries)
+    for e in summaries:  # "latest user request" is something the user said
+        text = next(
+            i.content or msgs[i.sequence].content
+            for i in e.context_after
+            if i.kind == "summary" or (i.sequence and msgs[i.sequence].kind == "summary")
+        )
+        if "## Latest user request" in text:
+            latest = text.split("## Latest user request\n", 1)[1].split("\n## ", 1)[0]
+            assert any(u.startswith(latest.strip()[:80]) for u in users), latest

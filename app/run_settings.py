@@ -1,0 +1,34 @@
+"""``--set KEY=VALUE`` on ``run``, ``demo`` and ``replay``: one argument definition, and a
+help text listing every ``RunConfig`` setting with its default, generated from the
+dataclass when the help is printed (so it cannot drift, and parsing stays light)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+_MARK = "@@run-settings@@"
+
+
+class _SettingsHelp(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        if text == _MARK:
+            from core.run.config import settings_help
+
+            text = "run settings (--set KEY=VALUE; default shown):\n" + settings_help()
+        super().add_text(text)
+
+
+def add_parser(sub: Any, name: str, **kw: Any) -> argparse.ArgumentParser:
+    """A subcommand parser whose help ends with the list of run settings."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, epilog=_MARK, formatter_class=_SettingsHelp, **kw
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a run setting (listed below), e.g. --set micro_keep_recent=6; repeatable",
+    )
+    return parser
