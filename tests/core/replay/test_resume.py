@@ -4,10 +4,12 @@ redoing a completed step; two racing resumers give exactly one conflict."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -226,20 +228,21 @@ def test_a_run_killed_before_its_first_round_resumes(
 
 
 def _subagent_results(db: Path) -> tuple[str | None, int]:
-    """The trace, and tool results on a subagent branch so far (0 once the parent moved on)."""
+    """The trace, and tool results on a subagent branch so far (0 once the parent moved on).
+    Read with sqlite3 (a millisecond): opening a Store per poll took longer than the demo's
+    subagent runs on a loaded machine, so the poll could miss it."""
     try:
-        with Store.open(db) as store:
-            traces = store.traces()
-            if not traces:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            row = con.execute("SELECT id FROM traces ORDER BY created_at LIMIT 1").fetchone()
+            if row is None:
                 return None, 0
-            tid = traces[0].id
-            with store.read() as r:
-                rows = r.conn.exec_driver_sql(
-                    "SELECT branch_type, role FROM messages WHERE trace_id = ? "
-                    "ORDER BY sequence DESC LIMIT 40",
-                    (tid,),
-                ).all()
-    except Exception:  # the child may be creating the schema right now
+            tid = row[0]
+            rows = con.execute(
+                "SELECT branch_type, role FROM messages WHERE trace_id = ? "
+                "ORDER BY sequence DESC LIMIT 40",
+                (tid,),
+            ).fetchall()
+    except sqlite3.Error:  # the child may be creating the schema right now
         return None, 0
     if not rows or rows[0][0] != "subagent":
         return tid, 0
