@@ -6,6 +6,8 @@ from typing import Any
 
 from app.cli import CliContext
 from core.context.view import call_view, current_view, request_sha256, token_breakdown
+from core.inspect.budget import budget_of
+from core.inspect.recorded import recorded_of
 
 
 def register(sub: Any) -> None:
@@ -25,6 +27,8 @@ def register(sub: Any) -> None:
 def run(ctx: CliContext) -> int:
     with ctx.store().read() as r:
         tr = r.find_trace(ctx.args.trace)
+        budget = budget_of(tr.source, tr.metadata)
+        call = None
         if ctx.args.call is None:
             view = current_view(r, tr.id)
             recorded = None
@@ -35,12 +39,19 @@ def run(ctx: CliContext) -> int:
         messages = view.openai()
         total, by = token_breakdown(view)
         digest = request_sha256(messages)
+    usage = recorded_of(call.usage) if call is not None else None
     result = {
         "call": ctx.args.call,
         "messages": messages,
         "tokens": {"total": total, "by_component": by},
         "request_sha256": digest,
         "recorded_sha256": recorded,
+        "window": {"tokens": budget.window, "source": budget.window_source},
+        "recorded": usage.to_json() if usage is not None else None,
+        "reconstructed_tokens": total,
+        "unexplained_tokens": usage.unexplained(total) if usage is not None else None,
+        "context": _context_kind(call),
+        "limits": {name: value for name, value in budget.markers()},
     }
     if ctx.args.json:
         ctx.emit_json(result)
@@ -50,4 +61,18 @@ def run(ctx: CliContext) -> int:
             text = content if isinstance(content, str) else str(content)
             ctx.out.write(f"[{m['role']}] {text[:200]}\n")
         ctx.out.write(f"-- {len(messages)} messages, {total} tokens, sha256 {digest[:12]}\n")
+        if usage is not None and usage.prompt_tokens is not None:
+            ctx.out.write(
+                f"-- recorded prompt {usage.prompt_tokens} tokens; "
+                f"{usage.prompt_tokens - total} not in the transcript\n"
+            )
     return 0
+
+
+def _context_kind(call: Any) -> str:
+    """``recorded`` (the exact list sent), ``reconstructed`` (rebuilt from the transcript),
+    or ``next`` (what the next call would receive)."""
+    if call is None:
+        return "next"
+    params = call.params if isinstance(call.params, dict) else {}
+    return "reconstructed" if params.get("context") == "reconstructed" else "recorded"

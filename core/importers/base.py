@@ -18,7 +18,9 @@ from typing import Any
 
 from core.context.view import current_items, request_sha256, resolve, token_breakdown
 from core.errors import ImportCancelled
+from core.importers.calls import ContextHashes, PathTracker
 from core.importers.counting import NOT_COUNTED
+from core.importers.usage import normalize_usage
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
 from core.store.triggers import PENDING_TOKENS
 from core.store.writer import Writer
@@ -149,6 +151,9 @@ class TraceBuilder:
         self.format = fmt
         self.path = path
         self.trace_id = w.create_trace(title, fmt, metadata, created_at=created_at).id
+        self.metadata = metadata
+        self.model = ""
+        """The model of the last recorded call (the trace's model, for its window)."""
         self.title = title
         self.messages = 0
         self.tool_calls = 0
@@ -165,6 +170,8 @@ class TraceBuilder:
         self._last_main: int | None = None
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
+        self._hashes: ContextHashes | None = None
+        self.paths = PathTracker()
 
     # -- messages ---------------------------------------------------------------------
     def add(self, nm: NewMessage, parent: int | None) -> int:
@@ -178,6 +185,7 @@ class TraceBuilder:
         if tokens is None:
             tokens = 0 if nm.kind in NOT_COUNTED else PENDING_TOKENS
         self._counts.append(tokens)
+        self.paths.add(seq, parent, nm.kind)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -304,6 +312,7 @@ class TraceBuilder:
                 created_at=created_at,
             )
         )
+        self.paths.compaction(at_sequence, after)
         self.compactions += 1
         return event
 
@@ -321,26 +330,29 @@ class TraceBuilder:
         branch_type: str | None = None,
         created_at: float = 0.0,
         params: Any = None,
+        digest: str | None = None,
     ) -> LlmCall:
-        """Record a model call the source logged, with the exact context it received."""
+        """Record a model call the source logged, with the exact context it received
+        (``digest``: its request hash when the caller already has it)."""
         self._synced()
         items = tuple(context)
-        reader = self.w.read
-        reader.count_pending = False  # the request hash needs the texts, not their counts
-        try:
-            view = resolve(reader, self.trace_id, items)
-        finally:
-            reader.count_pending = True
+        if digest is None:
+            reader = self.w.read
+            reader.count_pending = False  # the request hash needs the texts, not their counts
+            try:
+                digest = request_sha256(resolve(reader, self.trace_id, items).openai())
+            finally:
+                reader.count_pending = True
         call = self.w.record_llm_call(
             LlmCall(
                 trace_id=self.trace_id,
                 call_index=self.llm_calls,
                 context=items,
-                request_sha256=request_sha256(view.openai()),
+                request_sha256=digest,
                 model=model,
                 head_sequence=head_sequence,
                 response_sequence=response_sequence,
-                usage=usage,
+                usage=normalize_usage(usage) if usage is not None else None,
                 latency_ms=latency_ms,
                 error=error,
                 agent_name=agent_name,
@@ -350,7 +362,44 @@ class TraceBuilder:
             )
         )
         self.llm_calls += 1
+        self.model = model or self.model
         return call
+
+    def reply_call(
+        self,
+        head: int | None,
+        response_sequence: int | None,
+        *,
+        usage: Any,
+        model: str = "",
+        agent_name: str = "main",
+        branch_type: str | None = None,
+        since: int | None = None,
+        created_at: float = 0.0,
+        lane: str | None = None,
+    ) -> LlmCall:
+        """A model call the source logged only as its reply and usage: the context is what
+        the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
+        to what follows that message (a subagent sees its own branch, not its parent's)."""
+        self._synced()
+        items = self.paths.items(head) if head is not None else ()
+        if since is not None:
+            cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
+            items = items[cut + 1 :] if cut is not None else items
+        if self._hashes is None:
+            self._hashes = ContextHashes(self.w.read, self.trace_id)
+        return self.llm_call(
+            items,
+            model=model,
+            head_sequence=head,
+            response_sequence=response_sequence,
+            usage=usage,
+            agent_name=agent_name,
+            branch_type=branch_type,
+            created_at=created_at,
+            params={"context": "reconstructed"},
+            digest=self._hashes.digest(lane or agent_name, items),
+        )
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:
         """First line of the first message with this role and kind (a title candidate)."""
@@ -369,6 +418,13 @@ class TraceBuilder:
         text = str(row[0]).strip() if row else ""
         return text.splitlines()[0][:100] if text else ""
 
+    def set_metadata(self, key: str, value: Any) -> None:
+        """Add one key to the trace's metadata (a window, a limit the tool recorded)."""
+        meta = dict(self.metadata) if isinstance(self.metadata, dict) else {}
+        meta[key] = value
+        self.metadata = meta
+        self.w.update_trace_metadata(self.trace_id, meta)
+
     def set_title(self, title: str) -> None:
         if title and title != self.title:
             self.title = title
@@ -377,6 +433,9 @@ class TraceBuilder:
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
+        has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
+        if self.model and not has_model:
+            self.set_metadata("model", self.model)
         self.ctx.flush_notes()
         target = head if head is not None else self._last_main
         if target is None and self._next:

@@ -20,7 +20,7 @@ from typing import Any
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
-from core.inspect.budget import budget_from_metadata
+from core.inspect.budget import budget_of
 from core.records import CompactionEvent, ContextItem, GoalEvent, Grant, SkillInjection
 from core.replay.calls import CallRef, trace_calls
 from core.store.paths import LineInfo, Segment, on_path, path_segments
@@ -190,7 +190,7 @@ class Playback:
             skills,
             grants,
             compactions,
-            budget_from_metadata(meta).window or None,
+            budget_of(trace.source, meta).window,
             unknown,
         )
 
