@@ -172,6 +172,8 @@ class TraceBuilder:
         self._warnings_from = len(ctx.warnings)
         self._hashes: ContextHashes | None = None
         self.paths = PathTracker()
+        self._boundaries: list[CompactionEvent] = []
+        self._settled: set[int] = set()
 
     # -- messages ---------------------------------------------------------------------
     def add(self, nm: NewMessage, parent: int | None) -> int:
@@ -273,6 +275,7 @@ class TraceBuilder:
         trigger: str = "auto",
         summary_sequence: int | None = None,
         tokens_before: int | None = None,
+        tokens_after: int | None = None,
         details: Any = None,
         created_at: float = 0.0,
         level: str = "imported",
@@ -292,9 +295,12 @@ class TraceBuilder:
         removed = tuple(
             i.sequence for i in before if i.sequence is not None and i.sequence not in kept
         )
+        recorded = {"before": tokens_before is not None, "after": tokens_after is not None}
         if tokens_before is None:  # the source's figure wins; else count what the View held
             tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before), None)
-        tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+        if tokens_after is None:
+            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+        details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
             CompactionEvent(
                 trace_id=self.trace_id,
@@ -313,8 +319,27 @@ class TraceBuilder:
             )
         )
         self.paths.compaction(at_sequence, after)
+        self._boundaries.append(event)
         self.compactions += 1
         return event
+
+    def _settle_after(self, boundary: int | None, usage: Any) -> None:
+        """The first call that starts from an imported boundary recorded the prompt the
+        compaction left: that is the boundary's recorded tokens after."""
+        if boundary is None or boundary in self._settled:
+            return
+        self._settled.add(boundary)
+        event = self._boundaries[boundary]
+        norm = normalize_usage(usage)
+        prompt = norm.get("prompt_tokens") if norm is not None else None
+        recorded = as_recorded(event.details)
+        if not isinstance(prompt, int) or recorded.get("after"):
+            return
+        details = _with_recorded(event.details, {**recorded, "after": True})
+        if isinstance(details, dict):
+            details["tokens_after_from"] = "the next call's recorded prompt tokens"
+        assert event.id is not None
+        self.w.set_compaction_after(event.id, prompt, details)
 
     def llm_call(
         self,
@@ -382,7 +407,11 @@ class TraceBuilder:
         the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
         to what follows that message (a subagent sees its own branch, not its parent's)."""
         self._synced()
-        items = self.paths.items(head) if head is not None else ()
+        items: tuple[ContextItem, ...] = ()
+        if head is not None:
+            items, boundary = self.paths.items(head)
+            if branch_type is None:
+                self._settle_after(boundary, usage)
         if since is not None:
             cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
             items = items[cut + 1 :] if cut is not None else items
@@ -452,3 +481,17 @@ class TraceBuilder:
             warnings=tuple(self.ctx.warnings[self._warnings_from :]),
             llm_calls=self.llm_calls,
         )
+
+
+def as_recorded(details: Any) -> dict[str, bool]:
+    """Which of a boundary's token figures the source recorded (the rest are counts)."""
+    rec = details.get("tokens_recorded") if isinstance(details, dict) else None
+    return dict(rec) if isinstance(rec, dict) else {}
+
+
+def _with_recorded(details: Any, recorded: dict[str, bool]) -> Any:
+    if details is None:
+        return {"tokens_recorded": recorded}
+    if isinstance(details, dict):
+        return {**details, "tokens_recorded": recorded}
+    return details

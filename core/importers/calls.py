@@ -87,19 +87,23 @@ class PathTracker:
     def compaction(self, at: int | None, after: tuple[ContextItem, ...]) -> None:
         self.boundaries.append((at, after))
 
-    def items(self, head: int) -> tuple[ContextItem, ...]:
-        """The context items the View holds at ``head``."""
+    def items(self, head: int) -> tuple[tuple[ContextItem, ...], int | None]:
+        """The context items the View holds at ``head``, and the index (in record order)
+        of the compaction they start from."""
         path = self._walk(head)
         start = 0
         out: list[ContextItem] = []
-        for at, after in reversed(self.boundaries):
+        used = None
+        for n in range(len(self.boundaries) - 1, -1, -1):
+            at, after = self.boundaries[n]
             if at is None or self._on_path(at, head):
                 out.extend(after)
                 start = self.depth[at] + 1 if at is not None else 0
+                used = n
                 break
         sent = self.sent
         out.extend(ContextItem(s) for s in path[start : self.depth[head] + 1] if sent[s])
-        return tuple(out)
+        return tuple(out), used
 
     def _on_path(self, seq: int, head: int) -> bool:
         d = self.depth[seq]

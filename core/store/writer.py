@@ -467,6 +467,14 @@ class Writer:
         res = self.conn.execute(insert(t.llm_calls).values(**values))
         return _with_id(call, res.inserted_primary_key)
 
+    def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
+        """An import's boundary learns its recorded tokens after (the next call's prompt)."""
+        self.conn.execute(
+            update(t.compactions)
+            .where(t.compactions.c.id == event_id)
+            .values(tokens_after=tokens_after, details=details)
+        )
+
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
         res = self.conn.execute(
             insert(t.compactions).values(

@@ -139,8 +139,9 @@ def expected_prompts(fmt: str, path: Path, meta: dict[str, Any]) -> list[int] | 
 # -- the imports ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
-    from app.cli import main
     import io
+
+    from app.cli import main
 
     db = tmp_path_factory.mktemp("calls") / "store.db"
     out = io.StringIO()
@@ -256,3 +257,24 @@ def test_reconstructed_contexts_are_the_views_at_their_heads(
                 assert call.request_sha256 == request_sha256(view.openai())
                 seen += 1
     assert seen > 300
+
+
+def test_claude_code_boundary_carries_the_recorded_tokens(
+    imported: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    """Before: ``compactMetadata.preTokens``; after: the prompt of the first API response
+    after the ``compact_boundary`` record (both recorded by Claude Code, not counted)."""
+    from core.inspect.bands import band_text
+
+    db, rows = imported
+    (row,) = [r for r in rows if r["path"].endswith("258c7280-ae70-4798-800f-63464d01a85d.jsonl")]
+    records = _jsonl(Path(row["path"]))
+    (at,) = [n for n, r in enumerate(records) if r.get("subtype") == "compact_boundary"]
+    pre = records[at]["compactMetadata"]["preTokens"]
+    u = next(r["message"]["usage"] for r in records[at:] if r.get("type") == "assistant")
+    after = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+    with Store.open(db) as s, s.read() as r:
+        (ev,) = r.compactions(row["trace_id"])
+    assert (ev.tokens_before, ev.tokens_after) == (pre, after)
+    assert ev.details["tokens_recorded"] == {"before": True, "after": True}
+    assert band_text(ev).endswith(f"{pre:,} → {after:,} tokens (recorded)")
