@@ -212,8 +212,8 @@ class Playback:
             pos = self.positions.get(seq) if seq is not None else None
             return pos is not None and on_path(segs, *pos)
 
-        if call.context is not None:
-            context, recorded = call.context, True
+        if call.context is not None:  # an import's call may have its context rebuilt
+            context, recorded = call.context, not call.reconstructed
         else:
             context, recorded = (current_items(reader, self.trace_id, call.head)[0], False)
         msgs = reader.messages(

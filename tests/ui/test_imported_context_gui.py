@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from core.importers.api import import_paths
+from core.replay.playback import Playback
 from core.store import Store
 from tests.conftest import TRACES
 from tests.ui.conftest import settle
@@ -80,6 +81,17 @@ def test_context_pane_shows_recorded_calls_of_an_import(
     assert names == ["auto-compact point", "window"], "no runtime soft/hard budget"
     budget_text = win.budget.status.text()
     assert "no runtime budgets" in budget_text and "over hard" not in budget_text
+    # the scrubber steps by the same recorded calls; a stop shows the call's recorded prompt
+    with Store.open(db) as s, s.read() as r:
+        pb = Playback.open(r, res.trace_id)
+    assert len(pb) == res.llm_calls
+    stop = pb.main_positions().index(pick.call_index)
+    bar = win.replay.playback
+    bar.scrub(stop)
+    qtbot.waitUntil(lambda: bar.frame is not None and bar.frame.stop == stop, timeout=30_000)
+    settle(qtbot, win)
+    assert f"This call: {rep.recorded.prompt_tokens:,} in" in win.budget.status.text()
+    assert "model calls" not in win.replay.bar.notes.text()
     shot = os.environ.get("CTXLENS_SCREENSHOT")
     if shot:  # docs/img/import-claude-code.png is taken this way
         pane.grab().save(shot)
