@@ -173,6 +173,7 @@ class TraceBuilder:
         self._hashes: ContextHashes | None = None
         self.paths = PathTracker()
         self._boundaries: list[CompactionEvent] = []
+        self._calls: list[LlmCall] = []
         self._settled: set[int] = set()
 
     # -- messages ---------------------------------------------------------------------
@@ -356,10 +357,14 @@ class TraceBuilder:
         created_at: float = 0.0,
         params: Any = None,
         digest: str | None = None,
+        batch: bool = False,
     ) -> LlmCall:
         """Record a model call the source logged, with the exact context it received
-        (``digest``: its request hash when the caller already has it)."""
+        (``digest``: its request hash when the caller already has it; ``batch``: write it
+        with the next ones in one statement, by ``finish`` at the latest)."""
         self._synced()
+        if not batch:
+            self._write_calls()
         items = tuple(context)
         if digest is None:
             reader = self.w.read
@@ -368,27 +373,35 @@ class TraceBuilder:
                 digest = request_sha256(resolve(reader, self.trace_id, items).openai())
             finally:
                 reader.count_pending = True
-        call = self.w.record_llm_call(
-            LlmCall(
-                trace_id=self.trace_id,
-                call_index=self.llm_calls,
-                context=items,
-                request_sha256=digest,
-                model=model,
-                head_sequence=head_sequence,
-                response_sequence=response_sequence,
-                usage=normalize_usage(usage) if usage is not None else None,
-                latency_ms=latency_ms,
-                error=error,
-                agent_name=agent_name,
-                branch_type=branch_type,
-                created_at=created_at,
-                params=params,
-            )
+        call = LlmCall(
+            trace_id=self.trace_id,
+            call_index=self.llm_calls,
+            context=items,
+            request_sha256=digest,
+            model=model,
+            head_sequence=head_sequence,
+            response_sequence=response_sequence,
+            usage=normalize_usage(usage) if usage is not None else None,
+            latency_ms=latency_ms,
+            error=error,
+            agent_name=agent_name,
+            branch_type=branch_type,
+            created_at=created_at,
+            params=params,
         )
+        if batch:
+            self._calls.append(call)
+            if len(self._calls) >= self.BATCH:
+                self._write_calls()
+        else:
+            call = self.w.record_llm_call(call)
         self.llm_calls += 1
         self.model = model or self.model
         return call
+
+    def _write_calls(self) -> None:
+        self.w.record_llm_calls(self._calls)
+        self._calls = []
 
     def reply_call(
         self,
@@ -416,7 +429,7 @@ class TraceBuilder:
             cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
             items = items[cut + 1 :] if cut is not None else items
         if self._hashes is None:
-            self._hashes = ContextHashes(self.w.read, self.trace_id)
+            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
         return self.llm_call(
             items,
             model=model,
@@ -428,6 +441,7 @@ class TraceBuilder:
             created_at=created_at,
             params={"context": "reconstructed"},
             digest=self._hashes.digest(lane or agent_name, items),
+            batch=True,
         )
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:
@@ -462,6 +476,7 @@ class TraceBuilder:
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
+        self._write_calls()
         has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
         if self.model and not has_model:
             self.set_metadata("model", self.model)

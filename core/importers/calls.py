@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.context.view import NOT_SENT, canonical_json, render_item
-from core.records import ContextItem
+from core.records import ContextItem, Message
 from core.store.reader import Reader
 
 _EMPTY = hashlib.sha256(b"[]").hexdigest()
@@ -30,10 +30,17 @@ class _Lane:
 class ContextHashes:
     """``digest(lane, items)``: the request hash of ``items``, incrementally per lane."""
 
-    def __init__(self, reader: Reader, trace_id: str) -> None:
+    AHEAD = 128
+    KEEP = 1024
+    """Messages held for rendering (bounded: a long trace's messages are not all kept)."""
+
+    def __init__(self, reader: Reader, trace_id: str, sent: bytearray | None = None) -> None:
         self.reader = reader
         self.trace_id = trace_id
+        self.sent = sent
+        """Which sequences are ever sent (``PathTracker.sent``): only those are read ahead."""
         self._lanes: dict[str, _Lane] = {}
+        self._msgs: dict[int, Message] = {}
 
     def digest(self, lane: str, items: tuple[ContextItem, ...]) -> str:
         state = self._lanes.get(lane)
@@ -51,13 +58,24 @@ class ContextHashes:
         return str(done.hexdigest())
 
     def _render(self, items: tuple[ContextItem, ...]) -> list[str]:
-        seqs = [i.sequence for i in items if i.sequence is not None]
+        missing = sorted({i.sequence for i in items if i.sequence is not None} - set(self._msgs))
+        if missing:
+            self._fetch(missing)
+        return [canonical_json(render_item(i, self._msgs)) for i in items]
+
+    def _fetch(self, missing: list[int]) -> None:
+        """Read the missing messages and the next ones after them: calls come in time
+        order, so what the next calls add is mostly just written (one query serves many)."""
+        if len(self._msgs) > self.KEEP:
+            self._msgs.clear()
+        ahead = range(missing[0], missing[0] + self.AHEAD)
+        sent = self.sent
+        wanted = set(missing) | {s for s in ahead if sent is None or (s < len(sent) and sent[s])}
         self.reader.count_pending = False  # the hash needs the texts, not their counts
         try:
-            msgs = self.reader.messages(self.trace_id, seqs)
+            self._msgs.update(self.reader.messages(self.trace_id, sorted(wanted)))
         finally:
             self.reader.count_pending = True
-        return [canonical_json(render_item(i, msgs)) for i in items]
 
 
 class PathTracker:

@@ -448,24 +448,13 @@ class Writer:
     def record_llm_call(self, call: LlmCall, encoded: list[Any] | None = None) -> LlmCall:
         """``encoded``: the context already as ``encode_items`` gives it (a caller that keeps
         it incrementally saves re-encoding a long context on every call)."""
-        values = {
-            "trace_id": call.trace_id,
-            "call_index": call.call_index,
-            "head_sequence": call.head_sequence,
-            "context": encoded if encoded is not None else encode_items(call.context),
-            "request_sha256": call.request_sha256,
-            "model": call.model,
-            "response_sequence": call.response_sequence,
-            "usage": call.usage,
-            "latency_ms": call.latency_ms,
-            "error": call.error,
-            "agent_name": call.agent_name,
-            "branch_type": call.branch_type,
-            "params": call.params,
-            "created_at": call.created_at or time.time(),
-        }
-        res = self.conn.execute(insert(t.llm_calls).values(**values))
+        res = self.conn.execute(insert(t.llm_calls).values(**_call_values(call, encoded)))
         return _with_id(call, res.inserted_primary_key)
+
+    def record_llm_calls(self, calls: Sequence[LlmCall]) -> None:
+        """Many calls in one statement (an import's calls; their ids are not needed)."""
+        if calls:
+            self.conn.execute(insert(t.llm_calls), [_call_values(c, None) for c in calls])
 
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
         """An import's boundary learns its recorded tokens after (the next call's prompt)."""
@@ -933,6 +922,26 @@ def _replace_position(m: Message, line: int, depth: int) -> Message:
 
 def _with_id(record: R, pk: Any) -> R:
     return replace(record, id=int(pk[0])) if pk else record
+
+
+def _call_values(call: LlmCall, encoded: list[Any] | None) -> dict[str, Any]:
+    """The ``llm_calls`` row of a call."""
+    return {
+        "trace_id": call.trace_id,
+        "call_index": call.call_index,
+        "head_sequence": call.head_sequence,
+        "context": encoded if encoded is not None else encode_items(call.context),
+        "request_sha256": call.request_sha256,
+        "model": call.model,
+        "response_sequence": call.response_sequence,
+        "usage": call.usage,
+        "latency_ms": call.latency_ms,
+        "error": call.error,
+        "agent_name": call.agent_name,
+        "branch_type": call.branch_type,
+        "params": call.params,
+        "created_at": call.created_at or time.time(),
+    }
 
 
 __all__ = ["HEAD", "ContextItem", "ToolCall", "Writer"]
