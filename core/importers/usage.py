@@ -121,9 +121,3 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
         out["total_tokens"] = total
     clean = {k: v for k, v in out.items() if v is not None or k != "reasoning_tokens"}
     return {**raw, **clean, NORMALIZED: True, "raw": dict(raw)}
-
-
-def prompt_tokens(usage: Any) -> int | None:
-    """All input tokens of a call's usage (normalized or a tool's own record)."""
-    norm = normalize_usage(usage)
-    return _int(norm.get("prompt_tokens")) if norm is not None else None

@@ -19,7 +19,6 @@ IMPORTED = frozenset(
     {"claude-code", "codex", "inspect", "openai", "openhands", "otel", "swe-agent"}
 )
 """Trace sources written by an importer (another tool's limits, not the runtime's)."""
-SOURCES = ("trace", "model-table", "config", "unknown")
 _BOUNDARY = "-.:@_ "
 
 
@@ -30,9 +29,6 @@ class Window:
     """``trace``, ``model-table``, ``config`` or ``unknown``."""
     detail: str = ""
     """What the number rests on (the field, the table row's source and date)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "source": self.source, "detail": self.detail}
 
 
 @cache
