@@ -58,6 +58,8 @@ class ContextHashes:
         return str(done.hexdigest())
 
     def _render(self, items: tuple[ContextItem, ...]) -> list[str]:
+        if len(self._msgs) > self.KEEP:
+            self._msgs.clear()
         missing = sorted({i.sequence for i in items if i.sequence is not None} - set(self._msgs))
         if missing:
             self._fetch(missing)
@@ -66,8 +68,6 @@ class ContextHashes:
     def _fetch(self, missing: list[int]) -> None:
         """Read the missing messages and the next ones after them: calls come in time
         order, so what the next calls add is mostly just written (one query serves many)."""
-        if len(self._msgs) > self.KEEP:
-            self._msgs.clear()
         ahead = range(missing[0], missing[0] + self.AHEAD)
         sent = self.sent
         wanted = set(missing) | {s for s in ahead if sent is None or (s < len(sent) and sent[s])}

@@ -278,3 +278,24 @@ def test_claude_code_boundary_carries_the_recorded_tokens(
     assert (ev.tokens_before, ev.tokens_after) == (pre, after)
     assert ev.details["tokens_recorded"] == {"before": True, "after": True}
     assert band_text(ev).endswith(f"{pre:,} → {after:,} tokens (recorded)")
+
+
+def test_request_hashes_hold_when_few_messages_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renderer's message cache is bounded; with a tiny bound (dropped between calls,
+    read ahead by eight) every hash still equals the one computed from the store."""
+    from core.importers.api import import_paths
+    from core.importers.calls import ContextHashes
+
+    monkeypatch.setattr(ContextHashes, "KEEP", 3)
+    monkeypatch.setattr(ContextHashes, "AHEAD", 8)
+    path = TRACES / "codex/jnarowski__agentcmd/packages/agent-cli-sdk/tests/fixtures/codex/full"
+    with Store.open(tmp_path / "s.db") as s:
+        (res,) = import_paths(s, sorted(path.glob("rollout-*.jsonl")))
+        with s.read() as r:
+            calls = r.llm_calls(res.trace_id)
+            for call in calls:
+                view = resolve(r, res.trace_id, call.context)
+                assert call.request_sha256 == request_sha256(view.openai())
+    assert len(calls) == res.llm_calls > 100
