@@ -403,6 +403,24 @@ class TraceBuilder:
         self.w.record_llm_calls(self._calls)
         self._calls = []
 
+    REPLY_CONTEXT_LIMIT = 2_000_000
+    """Most path entries the rebuilt contexts of one trace's calls may hold together: each
+    call stores its item list, so a very long unbroken session would store a quadratic
+    amount (a 24 MB synthetic session: ~10^8 entries). Beyond it no reply is recorded as a
+    call and the playback derives the calls from the assistant messages, as before."""
+
+    def replies_fit(self, heads: Sequence[int | None]) -> bool:
+        """Whether calls at these heads can be recorded with their contexts (else a warning)."""
+        depth = self.paths.depth
+        total = sum(depth[h] + 1 for h in heads if h is not None)
+        if total <= self.REPLY_CONTEXT_LIMIT:
+            return True
+        self.ctx.warn(
+            f"{self.path}: {len(heads)} model calls not stored as calls (their contexts would "
+            f"hold {total:,} entries); the playback derives them from the replies"
+        )
+        return False
+
     def reply_call(
         self,
         head: int | None,

@@ -399,6 +399,8 @@ class _Session:
 
     def record_calls(self) -> None:
         """One LLM call per API response (``message.id``), in time order, with its usage."""
+        if not self.b.replies_fit([r.head for r in self.replies]):
+            return
         for r in sorted(self.replies, key=lambda r: (r.created_at, r.seq)):
             self.b.reply_call(
                 r.head,

@@ -203,6 +203,8 @@ class _Rollout:
 
     def record_calls(self) -> None:
         """One LLM call per model response (each ``token_count`` event), in file order."""
+        if not self.b.replies_fit([r[0] for r in self.replies]):
+            return
         for head, reply, usage, model, when in self.replies:
             self.b.reply_call(head, reply, usage=usage, model=model, created_at=when)
 

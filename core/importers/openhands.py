@@ -411,7 +411,8 @@ class _Conversation:
 
     def finish(self) -> None:
         self.flush()
-        for head, seq, usage, model, when in self.replies:
+        fits = self.b.replies_fit([r[0] for r in self.replies])
+        for head, seq, usage, model, when in self.replies if fits else ():
             self.b.reply_call(head, seq, usage=usage, model=model, created_at=when)
         for kind, (count, first) in self.unknown.items():
             self.ctx.warn(f"{first}: {count} event(s) of unknown kind {kind!r} kept as metadata")
