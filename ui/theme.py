@@ -36,7 +36,10 @@ COMPONENT_COLORS = {
     "summary": "#b04a9c",
     "granted_refs": "#d1495b",
     "conversation": "#2f7ed8",
+    "not_in_transcript": "#9aa5b1",
 }
+"""``not_in_transcript``: recorded prompt tokens the transcript does not hold (an import's
+system prompt and tool definitions), drawn after the components ctxlens counts."""
 
 
 def palette(theme: str) -> QPalette:

@@ -26,11 +26,15 @@ def register(sub: Any) -> None:
 def run(ctx: CliContext) -> int:
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
+    from core.inspect.budget import budget_of
+    from core.inspect.recorded import recorded_of
     from core.proxy.query import proxied_request
 
     table = price_table(ctx.args)
     with ctx.store().read() as r:
         tr = r.find_trace(ctx.args.trace)
+        budget = budget_of(tr.source, tr.metadata)
+        call = None
         if ctx.args.call is None:
             view = current_view(r, tr.id)
             recorded = proxied = None
@@ -46,6 +50,7 @@ def run(ctx: CliContext) -> int:
         cost = trace_cost(r, tr.id, table, upto_call=ctx.args.call).to_json()
         if ctx.args.call is not None:
             cost["call"] = one_call_cost(r, tr.id, ctx.args.call, table).to_json()
+        usage = recorded_of(call.usage) if call is not None else None
     result = {
         "call": ctx.args.call,
         "messages": messages,
@@ -53,6 +58,12 @@ def run(ctx: CliContext) -> int:
         "request_sha256": digest,
         "recorded_sha256": recorded,
         "cost": cost,
+        "window": {"tokens": budget.window, "source": budget.window_source},
+        "recorded": usage.to_json() if usage is not None else None,
+        "reconstructed_tokens": total,
+        "unexplained_tokens": usage.unexplained(total) if usage is not None else None,
+        "context": _context_kind(call),
+        "limits": {name: value for name, value in budget.markers()},
     }
     if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
         result["proxy_request"] = proxied  # and the recorded hash is of those bytes
@@ -65,4 +76,18 @@ def run(ctx: CliContext) -> int:
             text = content if isinstance(content, str) else str(content)
             ctx.out.write(f"[{m['role']}] {text[:200]}\n")
         ctx.out.write(f"-- {len(messages)} messages, {total} tokens, sha256 {digest[:12]}\n")
+        if usage is not None and usage.prompt_tokens is not None:
+            ctx.out.write(
+                f"-- recorded prompt {usage.prompt_tokens} tokens; "
+                f"{usage.prompt_tokens - total} not in the transcript\n"
+            )
     return 0
+
+
+def _context_kind(call: Any) -> str:
+    """``recorded`` (the exact list sent), ``reconstructed`` (rebuilt from the transcript),
+    or ``next`` (what the next call would receive)."""
+    if call is None:
+        return "next"
+    params = call.params if isinstance(call.params, dict) else {}
+    return "reconstructed" if params.get("context") == "reconstructed" else "recorded"

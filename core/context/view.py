@@ -61,10 +61,15 @@ def render_item(item: ContextItem, messages: Mapping[int, Message]) -> dict[str,
     return out
 
 
+def canonical_json(value: Any) -> str:
+    """The JSON text ``request_sha256`` hashes (a list's text is ``[`` + its items' texts
+    joined by ``,`` + ``]``, so a growing context can be hashed incrementally)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def request_sha256(openai_messages: Sequence[Mapping[str, Any]]) -> str:
     """The hash recorded with every LLM call: canonical JSON of the message list."""
-    blob = json.dumps(openai_messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(openai_messages).encode("utf-8")).hexdigest()
 
 
 def active_boundary(

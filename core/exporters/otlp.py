@@ -95,13 +95,19 @@ def _args(text: str) -> Any:
 def _usage(usage: Any) -> dict[str, Any]:
     if not isinstance(usage, dict):
         return {}
-    inp = usage.get("input_tokens", usage.get("prompt_tokens"))
-    out = usage.get("output_tokens", usage.get("completion_tokens"))
+    if usage.get("normalized") is True:  # an import's usage: all input, cache included
+        inp, out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    else:
+        inp = usage.get("input_tokens", usage.get("prompt_tokens"))
+        out = usage.get("output_tokens", usage.get("completion_tokens"))
     result: dict[str, Any] = {}
     if isinstance(inp, int):
         result["gen_ai.usage.input_tokens"] = inp
     if isinstance(out, int):
         result["gen_ai.usage.output_tokens"] = out
+    cached = usage.get("cached_tokens")
+    if usage.get("normalized") is True and isinstance(cached, int):
+        result["gen_ai.usage.cache_read.input_tokens"] = cached
     return result
 
 
@@ -181,7 +187,7 @@ class _Builder:
             "ctxlens.request_sha256": call.request_sha256,
             **_usage(call.usage),
         }
-        parent = self.agent_span(call)
+        parent = self.agent_span(response if response is not None else call)
         self.span(
             f"chat {call.model}".strip(),
             _id(self.tid, "call", call.call_index, size=8),

@@ -18,8 +18,10 @@ from typing import Any
 
 from core.context.view import current_items, request_sha256, resolve, token_breakdown
 from core.errors import ImportCancelled
+from core.importers.calls import ContextHashes, PathTracker
 from core.importers.counting import NOT_COUNTED
 from core.importers.titles import request_title
+from core.importers.usage import normalize_usage
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
 from core.store.triggers import PENDING_TOKENS
 from core.store.writer import Writer
@@ -161,6 +163,9 @@ class TraceBuilder:
             trace_id = w.create_trace(title, fmt, metadata, created_at=created_at).id
         self.trace_id = trace_id
         """The trace written (``trace_id`` given: one that exists, continued by live capture)."""
+        self.metadata = metadata
+        self.model = ""
+        """The model of the last recorded call (the trace's model, for its window)."""
         self.title = title
         self.messages = 0
         self.tool_calls = 0
@@ -182,6 +187,10 @@ class TraceBuilder:
         self._span: tuple[float, float] | None = None
         """Earliest and latest time the source recorded (messages, calls): the trace's
         start and duration, where the source dates anything."""
+        self._hashes: ContextHashes | None = None
+        self.paths = PathTracker()
+        self._boundaries: list[CompactionEvent] = []
+        self._settled: set[int] = set()
 
     # -- messages ---------------------------------------------------------------------
     def add(self, nm: NewMessage, parent: int | None) -> int:
@@ -197,6 +206,7 @@ class TraceBuilder:
         self._counts.append(tokens)
         if nm.created_at:
             self._saw_time(nm.created_at)
+        self.paths.add(seq, parent, nm.kind)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -284,6 +294,7 @@ class TraceBuilder:
         trigger: str = "auto",
         summary_sequence: int | None = None,
         tokens_before: int | None = None,
+        tokens_after: int | None = None,
         details: Any = None,
         created_at: float = 0.0,
         level: str = "imported",
@@ -303,9 +314,12 @@ class TraceBuilder:
         removed = tuple(
             i.sequence for i in before if i.sequence is not None and i.sequence not in kept
         )
+        recorded = {"before": tokens_before is not None, "after": tokens_after is not None}
         if tokens_before is None:  # the source's figure wins; else count what the View held
             tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before), None)
-        tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+        if tokens_after is None:
+            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+        details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
             CompactionEvent(
                 trace_id=self.trace_id,
@@ -323,8 +337,28 @@ class TraceBuilder:
                 created_at=created_at,
             )
         )
+        self.paths.compaction(at_sequence, after)
+        self._boundaries.append(event)
         self.compactions += 1
         return event
+
+    def _settle_after(self, boundary: int | None, usage: Any) -> None:
+        """The first call that starts from an imported boundary recorded the prompt the
+        compaction left: that is the boundary's recorded tokens after."""
+        if boundary is None or boundary in self._settled:
+            return
+        self._settled.add(boundary)
+        event = self._boundaries[boundary]
+        norm = normalize_usage(usage)
+        prompt = norm.get("prompt_tokens") if norm is not None else None
+        recorded = as_recorded(event.details)
+        if not isinstance(prompt, int) or recorded.get("after"):
+            return
+        details = _with_recorded(event.details, {**recorded, "after": True})
+        if isinstance(details, dict):
+            details["tokens_after_from"] = "the next call's recorded prompt tokens"
+        assert event.id is not None
+        self.w.set_compaction_after(event.id, prompt, details)
 
     def llm_call(
         self,
@@ -340,30 +374,32 @@ class TraceBuilder:
         branch_type: str | None = None,
         created_at: float = 0.0,
         params: Any = None,
+        digest: str | None = None,
     ) -> LlmCall:
         """Record a model call the source logged, with the exact context it received
-        (queued: written with the others at the next flush, ``Writer.queue_llm_call``).
-        The request hash reads the context's messages: those queued here are written first
-        (the trace's counters and lines need not be, nothing here reads them)."""
-        self.flush()
+        (``digest``: its request hash when the caller already has it). Queued: written with
+        the others at the next flush (``Writer.queue_llm_call``, one executemany); the request
+        hash reads the context's messages, so those queued here are written first."""
+        self._synced()
         if created_at:
             self._saw_time(created_at)
         items = tuple(context)
-        reader = self.w.read
-        reader.count_pending = False  # the request hash needs the texts, not their counts
-        try:
-            view = resolve(reader, self.trace_id, items)
-        finally:
-            reader.count_pending = True
+        if digest is None:
+            reader = self.w.read
+            reader.count_pending = False  # the request hash needs the texts, not their counts
+            try:
+                digest = request_sha256(resolve(reader, self.trace_id, items).openai())
+            finally:
+                reader.count_pending = True
         call = LlmCall(
             trace_id=self.trace_id,
             call_index=self.llm_calls,
             context=items,
-            request_sha256=request_sha256(view.openai()),
+            request_sha256=digest,
             model=model,
             head_sequence=head_sequence,
             response_sequence=response_sequence,
-            usage=usage,
+            usage=normalize_usage(usage) if usage is not None else None,
             latency_ms=latency_ms,
             error=error,
             agent_name=agent_name,
@@ -373,6 +409,7 @@ class TraceBuilder:
         )
         self.w.queue_llm_call(call)
         self.llm_calls += 1
+        self.model = model or self.model
         return call
 
     def _saw_time(self, when: float) -> None:
@@ -392,6 +429,64 @@ class TraceBuilder:
         if not self._dated:
             self.w.set_created_at(self.trace_id, start)
 
+    REPLY_CONTEXT_LIMIT = 2_000_000
+    """Most path entries the rebuilt contexts of one trace's calls may hold together: each
+    call stores its item list, so a very long unbroken session would store a quadratic
+    amount (a 24 MB synthetic session: ~10^8 entries). Beyond it no reply is recorded as a
+    call and the playback derives the calls from the assistant messages, as before."""
+
+    def replies_fit(self, heads: Sequence[int | None]) -> bool:
+        """Whether calls at these heads can be recorded with their contexts (else a warning)."""
+        depth = self.paths.depth
+        total = sum(depth[h] + 1 for h in heads if h is not None)
+        if total <= self.REPLY_CONTEXT_LIMIT:
+            return True
+        self.ctx.warn(
+            f"{self.path}: {len(heads)} model calls not stored as calls (their contexts would "
+            f"hold {total:,} entries); the playback derives them from the replies"
+        )
+        return False
+
+    def reply_call(
+        self,
+        head: int | None,
+        response_sequence: int | None,
+        *,
+        usage: Any,
+        model: str = "",
+        agent_name: str = "main",
+        branch_type: str | None = None,
+        since: int | None = None,
+        created_at: float = 0.0,
+        lane: str | None = None,
+    ) -> LlmCall:
+        """A model call the source logged only as its reply and usage: the context is what
+        the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
+        to what follows that message (a subagent sees its own branch, not its parent's)."""
+        self._synced()
+        items: tuple[ContextItem, ...] = ()
+        if head is not None:
+            items, boundary = self.paths.items(head)
+            if branch_type is None:
+                self._settle_after(boundary, usage)
+        if since is not None:
+            cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
+            items = items[cut + 1 :] if cut is not None else items
+        if self._hashes is None:
+            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
+        return self.llm_call(
+            items,
+            model=model,
+            head_sequence=head,
+            response_sequence=response_sequence,
+            usage=usage,
+            agent_name=agent_name,
+            branch_type=branch_type,
+            created_at=created_at,
+            params={"context": "reconstructed"},
+            digest=self._hashes.digest(lane or agent_name, items),
+        )
+
     def first_text(self, role: str = "user", kind: str = "message") -> str:
         """The first real request among the first messages with this role and kind (a
         title candidate: ``core/importers/titles.py:request_title``)."""
@@ -409,6 +504,13 @@ class TraceBuilder:
         )
         return next((title for (text,) in rows if (title := request_title(str(text)))), "")
 
+    def set_metadata(self, key: str, value: Any) -> None:
+        """Add one key to the trace's metadata (a window, a limit the tool recorded)."""
+        meta = dict(self.metadata) if isinstance(self.metadata, dict) else {}
+        meta[key] = value
+        self.metadata = meta
+        self.w.update_trace_metadata(self.trace_id, meta)
+
     def set_title(self, title: str) -> None:
         if title and title != self.title:
             self.title = title
@@ -417,6 +519,10 @@ class TraceBuilder:
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
+        self.w.flush_calls()
+        has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
+        if self.model and not has_model:
+            self.set_metadata("model", self.model)
         self.ctx.flush_notes()
         target = head if head is not None else self._last_main
         if target is None and self._next:
@@ -434,3 +540,17 @@ class TraceBuilder:
             warnings=tuple(self.ctx.warnings[self._warnings_from :]),
             llm_calls=self.llm_calls,
         )
+
+
+def as_recorded(details: Any) -> dict[str, bool]:
+    """Which of a boundary's token figures the source recorded (the rest are counts)."""
+    rec = details.get("tokens_recorded") if isinstance(details, dict) else None
+    return dict(rec) if isinstance(rec, dict) else {}
+
+
+def _with_recorded(details: Any, recorded: dict[str, bool]) -> Any:
+    if details is None:
+        return {"tokens_recorded": recorded}
+    if isinstance(details, dict):
+        return {**details, "tokens_recorded": recorded}
+    return details

@@ -48,6 +48,7 @@ TITLE_TYPES = frozenset({"summary", "custom-title", "ai-title"})
 KNOWN_TYPES = CONVERSATION | META_TYPES | TITLE_TYPES
 TASK_TOOLS = frozenset({"Task", "Agent"})
 CLEARED = "[Old tool result content cleared]"
+SYNTHETIC = "<synthetic>"
 
 
 def looks_like(record: dict[str, Any]) -> bool:
@@ -76,6 +77,17 @@ class _Unit:
     items: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     tool_ids: set[str] = field(default_factory=set)
     uuids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Reply:
+    created_at: float
+    seq: int
+    head: int | None
+    lane: _Lane
+    usage: dict[str, Any]
+    model: str
+    since: int | None
 
 
 @dataclass
@@ -128,6 +140,9 @@ class _Session:
         self.unknown: dict[str, tuple[int, str]] = {}
         self.missing_parents = 0
         self.where = ""
+        self.replies: list[_Reply] = []
+        self.auto_compact: int | None = None
+        """The fewest tokens at which Claude Code compacted on its own (``preTokens``)."""
 
     # -- reading ------------------------------------------------------------------------
     def read_file(self, path: Path, name: str, lane: _Lane | None) -> None:
@@ -359,7 +374,9 @@ class _Session:
         lane.unit = None
         seq = unit.parent
         if unit.parts:
-            seq = self.b.add(self._reply(lane, unit.parts), seq)
+            reply = self._reply(lane, unit.parts)
+            seq = self.b.add(reply, seq)
+            self._note_reply(lane, reply, unit.parent, seq)
             for call in unit.tool_ids:
                 self.tool_seq[call] = seq
         run: list[dict[str, Any]] = []
@@ -377,6 +394,34 @@ class _Session:
             for uid in unit.uuids:
                 self.nodes[uid] = seq
         lane.tail = seq
+
+    def _note_reply(self, lane: _Lane, reply: NewMessage, head: int | None, seq: int) -> None:
+        """Remember a reply that came from one API response (its calls are recorded once
+        every message and compaction is written, ``record_calls``)."""
+        model = str(as_dict(reply.metadata).get("model") or "")
+        if model == SYNTHETIC or not isinstance(reply.usage, dict):
+            return  # Claude Code's own placeholder replies (no model was called)
+        since = None if lane.main else lane.anchor
+        self.replies.append(
+            _Reply(reply.created_at or 0.0, seq, head, lane, reply.usage, model, since)
+        )
+
+    def record_calls(self) -> None:
+        """One LLM call per API response (``message.id``), in time order, with its usage."""
+        if not self.b.replies_fit([r.head for r in self.replies]):
+            return
+        for r in sorted(self.replies, key=lambda r: (r.created_at, r.seq)):
+            self.b.reply_call(
+                r.head,
+                r.seq,
+                usage=r.usage,
+                model=r.model,
+                agent_name=r.lane.agent_name,
+                branch_type=r.lane.branch_type,
+                since=r.since,
+                created_at=r.created_at,
+                lane=r.lane.key,
+            )
 
     def _new(self, lane: _Lane, role: str, content: str, **kw: Any) -> NewMessage:
         return NewMessage(
@@ -678,6 +723,8 @@ class _Session:
         )
         if lane.main:
             self.compactions.append((bd.created_at, bd.at))
+        if lane.main and bd.trigger == "auto" and bd.pre_tokens:
+            self.auto_compact = min(self.auto_compact or bd.pre_tokens, bd.pre_tokens)
 
     def _microcompact(self, lane: _Lane, rec: dict[str, Any]) -> None:
         """Old tool results cleared in place: the same messages, some shown as a marker."""
@@ -785,6 +832,9 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
             lane = session.side_lane(agent, head)
             session.lanes[f"file-{extra}"] = lane
             session.read_file(extra, str(extra), lane)
+        session.record_calls()
+        if session.auto_compact:
+            b.set_metadata("limits", {"auto_compact_tokens": session.auto_compact})
         session.warnings()
         b.set_title(session.title() or b.first_text())
         return [b.finish()]

@@ -65,6 +65,7 @@ class _Rollout:
         self.held: list[NewMessage] = []
         self.pending_usage: Any = None
         self.last_usage: Any = None
+        self.last_total: Any = None
         self.model = ""
         self.turn_context: str = ""
         self.call_names: dict[str, str] = {}
@@ -75,6 +76,10 @@ class _Rollout:
         self.compacted_since_output = False
         self.unknown: dict[str, tuple[int, str]] = {}
         self.web_searches = 0
+        self.window: int | None = None
+        self.replies: list[tuple[int | None, int | None, Any, str, float]] = []
+        """``(head, reply, usage, model, when)`` of each model response, recorded as calls
+        at the end (``record_calls``); ``reply`` is ``None`` when no output was logged."""
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, lineno: int, rec: dict[str, Any]) -> None:
@@ -179,6 +184,7 @@ class _Rollout:
         if not text and not calls:
             kind, text = "thinking", "\n\n".join(t for t in thinking if t)
         usage = run.usage if run.usage is not None else None
+        head = self.tail
         seq = self._add(
             NewMessage(
                 "assistant",
@@ -193,6 +199,14 @@ class _Rollout:
         )
         for call in calls:
             self.call_seq[call.id] = seq
+        self.replies.append((head, seq, usage, self.model, run.created_at or 0.0))
+
+    def record_calls(self) -> None:
+        """One LLM call per model response (each ``token_count`` event), in file order."""
+        if not self.b.replies_fit([r[0] for r in self.replies]):
+            return
+        for head, reply, usage, model, when in self.replies:
+            self.b.reply_call(head, reply, usage=usage, model=model, created_at=when)
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")
@@ -277,13 +291,18 @@ class _Rollout:
         if kind == "token_count":
             info = as_dict(payload.get("info"))
             usage = info.get("last_token_usage")
-            if usage is None:
-                return
+            window = info.get("model_context_window")
+            if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                self.window = window
+            if usage is None or info.get("total_token_usage") == self.last_total:
+                return  # no usage yet, or the same response reported twice
+            self.last_total = info.get("total_token_usage")
             self.last_usage = usage
             if self.run is not None:
                 self.run.usage = usage
                 self.flush()
             else:
+                self._orphan()
                 self.pending_usage = usage
             return
         if kind == "context_compacted":
@@ -368,8 +387,17 @@ class _Rollout:
             return ContextItem(seq)
         return ContextItem(None, content=f"[{kind}] {dumps(item)[:2000]}", role="user")
 
+    def _orphan(self) -> None:
+        """Usage of a response whose output items were never logged (an aborted turn):
+        still a model call, with no reply."""
+        if self.pending_usage is not None:
+            self.flush()
+            self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
+            self.pending_usage = None
+
     def finish(self) -> None:
         self.flush()
+        self._orphan()
         if self.unknown and self.b.messages == 0:
             kind, (_, first) = next(iter(self.unknown.items()))
             raise InvalidInputError(f"{first}: not a Codex rollout (record type {kind!r})")
@@ -410,6 +438,9 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         for lineno, rec in records:
             rollout.record(lineno, rec)
         rollout.finish()
+        rollout.record_calls()
+        if rollout.window is not None:
+            b.set_metadata("window", {"tokens": rollout.window, "field": "model_context_window"})
         b.set_title(b.first_text() or b.title)
         return [b.finish()]
     finally:

@@ -265,12 +265,13 @@ class _Sample:
         after = [
             i for i in next_input if i.sequence is None or (at is not None and i.sequence <= at)
         ]
-        before = ev.get("tokens_before")
+        before, tokens_after = ev.get("tokens_before"), ev.get("tokens_after")
         self.b.compaction(
             at,
             after,
             trigger=str(ev.get("source") or "inspect"),
             tokens_before=int(before) if isinstance(before, int) else None,
+            tokens_after=int(tokens_after) if isinstance(tokens_after, int) else None,
             details={
                 "type": ev.get("type") or "summary",
                 "tokens_after": ev.get("tokens_after"),

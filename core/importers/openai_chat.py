@@ -233,7 +233,8 @@ def _log_document(doc: JsonDocument, b: TraceBuilder, chat: ChatWriter, path: Pa
     choice = as_dict((as_list(response.get("choices")) or [{}])[0])
     message = choice.get("message")
     meta = {k: v for k, v in rest.items() if k not in ("response", "tools", "kwargs")}
-    b.w.update_trace_metadata(b.trace_id, scrub(meta) or None)
+    b.metadata = scrub(meta) or None
+    b.w.update_trace_metadata(b.trace_id, b.metadata)
     if not isinstance(message, dict):
         return
     resp = chat.add(

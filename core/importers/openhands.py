@@ -70,6 +70,8 @@ class _Conversation:
         self.call_names: dict[str, str] = {}
         self.where = ""
         self.unknown: dict[str, tuple[int, str]] = {}
+        self.replies: list[tuple[int | None, int, Any, str, float]] = []
+        """``(head, reply, usage, model, when)`` per model response (calls, at the end)."""
 
     # -- writing ------------------------------------------------------------------------
     def _add(self, nm: NewMessage, event_ids: list[Any]) -> int:
@@ -192,7 +194,8 @@ class _Conversation:
         text = "\n\n".join(texts)
         if parts:
             parts.insert(0, {"type": "text", "text": text})
-        self._add(
+        head = self.tail
+        seq = self._add(
             NewMessage(
                 "assistant",
                 text,
@@ -203,6 +206,9 @@ class _Conversation:
             ),
             [ev.get("id") for ev in reply.events],
         )
+        if first.get("llm_response_id"):  # one model response; V1 logs no per-call usage
+            when = parse_time(first.get("timestamp")) or 0.0
+            self.replies.append((head, seq, None, "", when))
 
     def _v1_observation(self, ev: dict[str, Any], kind: str, when: float | None) -> None:
         obs = as_dict(ev.get("observation"))
@@ -331,13 +337,15 @@ class _Conversation:
                 calls.append(call)
                 self.call_names[call.id] = call.name
         text = text_of(msg.get("content"))
-        self._add(
+        head = self.tail
+        when = parse_time(first.get("timestamp"))
+        seq = self._add(
             NewMessage(
                 "assistant",
                 text,
                 tool_calls=tuple(calls),
                 usage=response.get("usage"),
-                created_at=parse_time(first.get("timestamp")),
+                created_at=when,
                 metadata={
                     "model": response.get("model"),
                     "response_id": response.get("id"),
@@ -346,6 +354,8 @@ class _Conversation:
             ),
             [ev.get("id") for ev in reply.events],
         )
+        model = str(response.get("model") or "")
+        self.replies.append((head, seq, response.get("usage"), model, when or 0.0))
 
     # -- compaction ---------------------------------------------------------------------
     def _condensation(
@@ -401,6 +411,9 @@ class _Conversation:
 
     def finish(self) -> None:
         self.flush()
+        fits = self.b.replies_fit([r[0] for r in self.replies])
+        for head, seq, usage, model, when in self.replies if fits else ():
+            self.b.reply_call(head, seq, usage=usage, model=model, created_at=when)
         for kind, (count, first) in self.unknown.items():
             self.ctx.warn(f"{first}: {count} event(s) of unknown kind {kind!r} kept as metadata")
 

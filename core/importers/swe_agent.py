@@ -63,7 +63,8 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     if replay:
         meta["replay_config"] = replay
     meta["steps"] = steps
-    b.w.update_trace_metadata(b.trace_id, scrub(meta))
+    b.metadata = scrub(meta)
+    b.w.update_trace_metadata(b.trace_id, b.metadata)
     if steps and history.seqs:
         _steps(b, ctx, path, history, _model(info))
     return [b.finish()]

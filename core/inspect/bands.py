@@ -48,7 +48,28 @@ def band_text(ev: CompactionEvent) -> str:
         goal = f" {ev.goal_id}" if ev.goal_id else ""
         return f"finished goal{goal}: {left} messages left the context, {tokens}"
     name = LEVEL_NAMES.get(ev.level, ev.level)
+    note = tokens_note(ev)
+    if note:  # an import: the figures themselves, and whether the tool recorded them
+        tokens = f"{ev.tokens_before:,} → {ev.tokens_after:,} tokens {note}"
     return f"{name}: {ev.messages_before} → {ev.messages_after} messages, {tokens}"
+
+
+def tokens_note(ev: CompactionEvent) -> str:
+    """``(recorded)``, ``(estimated)`` or a mix, for an imported boundary's token figures
+    (``details.tokens_recorded``); empty for ctxlens's own compactions (exact counts)."""
+    rec = ev.details.get("tokens_recorded") if isinstance(ev.details, dict) else None
+    if not isinstance(rec, dict):
+        return ""
+    before, after = bool(rec.get("before")), bool(rec.get("after"))
+    if before and after:
+        return "(recorded)"
+    if before or after:
+        return f"(before {_word(before)}, after {_word(after)})"
+    return "(estimated)"
+
+
+def _word(recorded: bool) -> str:
+    return "recorded" if recorded else "estimated"
 
 
 def bands(reader: Reader, trace_id: str, segments: list[Segment]) -> tuple[list[Band], list[Band]]:

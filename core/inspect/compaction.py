@@ -28,7 +28,7 @@ from core.context.compaction import (
 from core.context.compaction.items import kind_of, role_of, tokens_of, visible_text
 from core.context.view import View
 from core.errors import InvalidInputError
-from core.inspect.budget import budget_from_metadata
+from core.inspect.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
 from core.inspect.timeline import preview_of, squash
 from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
@@ -91,7 +91,11 @@ class CompactRequest:
 def request_for(trace_metadata: Any, level: str = "auto") -> CompactRequest:
     """Defaults from the trace's recorded budget (window, threshold), else the seeds'."""
     b = budget_from_metadata(trace_metadata)
-    return CompactRequest(level=level, window=b.window, threshold=b.threshold_ratio)
+    return CompactRequest(
+        level=level,
+        window=b.window or DEFAULT_WINDOW,
+        threshold=b.threshold_ratio or DEFAULT_THRESHOLD,
+    )
 
 
 # -- the side-by-side diff --------------------------------------------------------------

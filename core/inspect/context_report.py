@@ -23,8 +23,9 @@ from core.context.view import (
     request_sha256,
     token_breakdown,
 )
-from core.inspect.budget import Budget, budget_from_metadata
+from core.inspect.budget import Budget, budget_of
 from core.inspect.membership import iter_current, resolve_items
+from core.inspect.recorded import Recorded, recorded_of, with_unexplained
 from core.inspect.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
@@ -68,6 +69,20 @@ class ContextReport:
     boundary_text: str | None = None
     sequences: frozenset[int] = field(default_factory=frozenset)
     """Listed message sequences (for selecting them in the timeline)."""
+    recorded: Recorded | None = None
+    """The tokens the tool recorded for this call (``None``: not a call, or none recorded)."""
+    reconstructed: bool = False
+    """The call's context was rebuilt from the transcript (the tool did not log it)."""
+
+    @property
+    def unexplained(self) -> int | None:
+        """Recorded prompt tokens minus the listed context's: what was not in the transcript."""
+        return self.recorded.unexplained(self.total) if self.recorded is not None else None
+
+    @property
+    def parts(self) -> dict[str, int]:
+        """The token parts to draw, with ``not in the transcript`` when there is such a part."""
+        return with_unexplained(self.by_component, self.unexplained)
 
     @property
     def matches_record(self) -> bool | None:
@@ -155,7 +170,7 @@ def current_report(
     from core.inspect.membership import context_membership
 
     trace = reader.trace(trace_id)
-    budget = budget_from_metadata(trace.metadata)
+    budget = budget_of(trace.source, trace.metadata)
     member = context_membership(reader, trace_id, head)
     label = "next call (current context)"
     if trace.source == "proxy":  # the agent, not ctxlens, decides what it sends next
@@ -191,7 +206,7 @@ def call_report(
 ) -> ContextReport:
     """Exactly the item list recorded for an LLM call."""
     trace = reader.trace(call.trace_id)
-    budget = budget_from_metadata(trace.metadata)
+    budget = budget_of(trace.source, trace.metadata)
     label = f"call {call.call_index}"
     rows, elided, n, by, digest = build_report(
         resolve_items(reader, call.trace_id, call.context),
@@ -213,6 +228,9 @@ def call_report(
         model=call.model,
         usage=call.usage,
         sequences=_seqs(rows),
+        recorded=recorded_of(call.usage),
+        reconstructed=isinstance(call.params, dict)
+        and call.params.get("context") == "reconstructed",
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.inspect.budget import Budget, budget_from_metadata
+from core.inspect.budget import Budget, budget_of
 from core.inspect.goals import GoalNode, goal_outline
 from core.inspect.panels import GrantRow, SkillRow, grant_row
 from core.records import ContextRef
@@ -100,7 +100,8 @@ class PlaybackFrames:
         pb = Playback.open(reader, trace_id)
         stops = pb.main_positions() or [c.position for c in pb.calls]
         refs = {r.id: r for r in reader.refs(trace_id)}
-        budget = budget_from_metadata(reader.trace(trace_id).metadata)
+        trace = reader.trace(trace_id)
+        budget = budget_of(trace.source, trace.metadata)
         return cls(trace_id, pb, stops, refs, budget)
 
     @property

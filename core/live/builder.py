@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+
 from core.importers.base import TraceBuilder
 from core.records import CompactionEvent, LlmCall
+from core.store import schema as t
 
 
 class ResumableBuilder(TraceBuilder):
@@ -29,7 +32,15 @@ class ResumableBuilder(TraceBuilder):
             return super().compaction(*args, **kwargs)
         self._synced()
         self.compactions += 1
-        return self.w.read.compactions(self.trace_id)[self.compactions - 1]
+        event = self.w.read.compactions(self.trace_id)[self.compactions - 1]
+        self._track_boundary(event)
+        return event
+
+    def _track_boundary(self, event: CompactionEvent) -> None:
+        """The base builder's in-memory tree learns a stored boundary (rebuilt contexts of
+        later calls start from it, ``core/importers/calls.py:PathTracker``)."""
+        self.paths.compaction(event.at_sequence, tuple(event.context_after))
+        self._boundaries.append(event)
 
     def llm_call(self, *args: Any, **kwargs: Any) -> LlmCall:
         if not self.replaying:
@@ -55,8 +66,19 @@ class ResumableBuilder(TraceBuilder):
         r = self.w.read
         self._next = self.w.next_sequence(self.trace_id)
         self.llm_calls = r.llm_call_count(self.trace_id)
-        self.compactions = len(r.compactions(self.trace_id))
+        events = r.compactions(self.trace_id)
+        self.compactions = len(events)
         self._last_main = self.w.head(self.trace_id)
+        m = t.messages.c
+        q = (
+            select(m.sequence, m.parent_sequence, m.kind)
+            .where(m.trace_id == self.trace_id)
+            .order_by(m.sequence)
+        )
+        for seq, parent, kind in r.conn.execute(q):
+            self.paths.add(seq, parent, kind)
+        for event in events:
+            self._track_boundary(event)
 
     def matches_store(self) -> bool:
         """After a replay: the store holds exactly what was predicted (same importer)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.importers.usage import normalize_usage
 from core.records import ContextItem, LlmCall, Message
 from core.store.paths import on_path
 from core.store.reader import Reader
@@ -43,6 +44,12 @@ class CallRef:
         return self.call_index is not None
 
     @property
+    def reconstructed(self) -> bool:
+        """An imported call whose context the tool did not log (rebuilt from the transcript)."""
+        params = self.params if isinstance(self.params, dict) else {}
+        return params.get("context") == "reconstructed"
+
+    @property
     def answered(self) -> bool:
         return self.response_sequence is not None and self.error is None
 
@@ -52,8 +59,8 @@ class CallRef:
         params = self.params if isinstance(self.params, dict) else {}
         if isinstance(params.get("input_tokens"), int):
             return int(params["input_tokens"])
-        usage = self.usage if isinstance(self.usage, dict) else {}
-        value = usage.get("prompt_tokens", usage.get("input_tokens"))
+        usage = normalize_usage(self.usage) or {}  # all input, cache reads and writes too
+        value = usage.get("prompt_tokens")
         return int(value) if isinstance(value, (int, float)) else None
 
     @property

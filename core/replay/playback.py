@@ -20,7 +20,7 @@ from typing import Any
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
-from core.inspect.budget import budget_from_metadata
+from core.inspect.budget import budget_of
 from core.records import CompactionEvent, ContextItem, GoalEvent, Grant, SkillInjection
 from core.replay.calls import CallRef, trace_calls
 from core.store.paths import LineInfo, Segment, on_path, path_segments
@@ -190,7 +190,7 @@ class Playback:
             skills,
             grants,
             compactions,
-            budget_from_metadata(meta).window or None,
+            budget_of(trace.source, meta).window,
             unknown,
         )
 
@@ -212,8 +212,8 @@ class Playback:
             pos = self.positions.get(seq) if seq is not None else None
             return pos is not None and on_path(segs, *pos)
 
-        if call.context is not None:
-            context, recorded = call.context, True
+        if call.context is not None:  # an import's call may have its context rebuilt
+            context, recorded = call.context, not call.reconstructed
         else:
             context, recorded = (current_items(reader, self.trace_id, call.head)[0], False)
         msgs = reader.messages(

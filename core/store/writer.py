@@ -467,6 +467,14 @@ class Writer:
             self.conn.execute(_INSERT_CALL, self._calls)
             self._calls = []
 
+    def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
+        """An import's boundary learns its recorded tokens after (the next call's prompt)."""
+        self.conn.execute(
+            update(t.compactions)
+            .where(t.compactions.c.id == event_id)
+            .values(tokens_after=tokens_after, details=details)
+        )
+
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
         res = self.conn.execute(
             insert(t.compactions).values(

@@ -31,7 +31,13 @@ from ui.replay.install import ReplayUi
 from ui.settings import AppSettings
 from ui.timeline.model import CursorRole
 
-OPENHANDS = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
+# A trace without call records (SWE-agent 0.x logs no per-call context or usage; the
+# OpenHands V0 trajectory used here before records its model responses, so it has calls).
+NO_CALLS = (
+    TRACES / "swe_agent/SWE-agent__SWE-agent/tests/test_data/trajectories"
+    / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+    / "pydicom__pydicom-1458.traj"
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -265,11 +271,11 @@ def test_a_refresh_of_the_same_trace_keeps_playing_back_the_same_call(
 def test_imported_trace_says_what_it_does_not_record(
     qtbot: Any, settings: AppSettings, tmp_path: Path
 ) -> None:
-    if not OPENHANDS.is_file():
-        pytest.skip("the shared OpenHands trace is not there")
+    if not NO_CALLS.is_file():
+        pytest.skip("the shared SWE-agent trace is not there")
     db = tmp_path / "imported.db"
     with Store.open(db) as s:
-        (result,) = import_paths(s, [OPENHANDS])
+        (result,) = import_paths(s, [NO_CALLS])
     win = open_window(qtbot, settings, db, result.trace_id)
     ui = ui_of(win)
     assert ui.bar.notes.isVisible()

@@ -12,6 +12,7 @@ from ui.theme import COMPONENT_COLORS
 
 MARKER_COLORS = {
     "compaction threshold": "#d9a520",
+    "auto-compact point": "#d9a520",
     "soft budget": "#c9842a",
     "hard budget": "#d1495b",
     "window": "#888888",
@@ -34,17 +35,24 @@ class TokenBar(QWidget):
         return QSize(400, 128)
 
     def set_data(self, by_component: dict[str, int], total: int, budget: Budget) -> None:
-        self.parts = [(c, by_component.get(c, 0)) for c in COMPONENTS if by_component.get(c, 0)]
+        """``by_component`` may hold parts beyond ``COMPONENTS`` (``not_in_transcript``):
+        they are drawn after them, and ``total`` should include them."""
+        order = [*COMPONENTS, *(c for c in by_component if c not in COMPONENTS)]
+        self.parts = [(c, by_component.get(c, 0)) for c in order if by_component.get(c, 0) > 0]
         self.total = total
         self.budget = budget
         self.setToolTip(
-            "\n".join(f"{c.replace('_', ' ')}: {n:,} tokens" for c, n in self.parts)
-            + f"\ntotal: {total:,} of a {budget.window:,}-token window"
+            "\n".join(f"{_name(c)}: {n:,} tokens" for c, n in self.parts)
+            + f"\ntotal: {total:,} of a window of {budget.window_text()}"
         )
         self.update()
 
     def scale(self) -> int:
-        return max(self.total, self.budget.window, 1)
+        return max(self.total, self.budget.window or 0, 1)
+
+    def free_space(self) -> int | None:
+        """Window tokens not used (``None``: the window is unknown)."""
+        return None if self.budget.window is None else max(0, self.budget.window - self.total)
 
     def segment_rects(self, bar: QRect) -> list[tuple[str, QRectF]]:
         out = []
@@ -93,8 +101,11 @@ class TokenBar(QWidget):
     def _legend(self, p: QPainter, y: int, fm: QFontMetrics, text: QColor) -> None:
         """Component swatches, then every limit (so a limit whose label did not fit above the
         bar is still named)."""
-        entries = [(f"{n.replace('_', ' ')} {v:,}", COMPONENT_COLORS.get(n, "#999999"), False)
+        entries = [(f"{_name(n)} {v:,}", COMPONENT_COLORS.get(n, "#999999"), False)
                    for n, v in self.parts]  # fmt: skip
+        free = self.free_space()
+        entries.append((f"free space {free:,}" if free is not None else "window unknown",
+                        "#dddddd", False))  # fmt: skip
         entries += [(f"{n} {v:,}", MARKER_COLORS.get(n, "#888888"), True)
                     for n, v in self.budget.markers()]  # fmt: skip
         x = 6
@@ -109,3 +120,10 @@ class TokenBar(QWidget):
             p.setPen(text)
             p.drawText(QRect(x + 14, y, w, row_h), int(Qt.AlignmentFlag.AlignVCenter), label)
             x += w + 8
+
+
+def _name(component: str) -> str:
+    """A component as a person reads it (``not_in_transcript`` → "not in the transcript")."""
+    return (
+        "not in the transcript" if component == "not_in_transcript" else component.replace("_", " ")
+    )

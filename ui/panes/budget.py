@@ -29,10 +29,10 @@ class BudgetPane(QWidget):
 
     def show_report(self, rep: ContextReport) -> None:
         b = rep.budget
-        self.bar.set_data(rep.by_component, rep.total, b)
+        self.bar.set_data(rep.parts, sum(rep.parts.values()), b)
         self.status.setText(
             f"Current context: <b>{rep.total:,}</b> tokens in {rep.items:,} items — "
-            f"<b>{b.status(rep.total)}</b> (limits from {b.source})"
+            f"<b>{b.status(rep.total)}</b> ({_limits(b)})"
         )
         self._markers(b, rep.total)
 
@@ -42,7 +42,7 @@ class BudgetPane(QWidget):
         out = f"{t.output:,}" if t.output is not None else "—"
         text = (
             f"As of {label}: context <b>{t.context_total:,}</b> tokens — "
-            f"<b>{b.status(t.context_total)}</b> (limits from {b.source})<br>"
+            f"<b>{b.status(t.context_total)}</b> ({_limits(b)})<br>"
             f"This call: {t.input:,} in / {out} out · so far: "
             f"{t.cumulative_input:,} in / {t.cumulative_output:,} out"
         )
@@ -52,7 +52,14 @@ class BudgetPane(QWidget):
     def _markers(self, b: Budget, total: int) -> None:
         """One row per limit; the labels are made once and updated (playback calls this
         for every call)."""
-        for row, (name, value) in enumerate(b.markers()):
+        marks = b.markers()
+        for row in range(len(marks), self.grid.rowCount()):  # fewer limits than before
+            for col in range(3):
+                item = self.grid.itemAtPosition(row, col)
+                stale = item.widget() if item is not None else None
+                if isinstance(stale, QLabel):
+                    stale.setText("")
+        for row, (name, value) in enumerate(marks):
             left = value - total
             texts = (
                 name,
@@ -66,3 +73,10 @@ class BudgetPane(QWidget):
                     label.setText(text)
                 else:
                     self.grid.addWidget(QLabel(text), row, col)
+
+
+def _limits(b: Budget) -> str:
+    """Where the limits come from, in words."""
+    if b.source == "imported":
+        return f"window {b.window_text()}; no runtime budgets on an imported trace"
+    return f"limits from {b.source}"

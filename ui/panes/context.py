@@ -91,6 +91,11 @@ class ContextPane(QWidget):
         self._calls_of: str | None = None
         self.calls = QComboBox()
         self.calls.setObjectName("callBox")
+        # long call labels must not widen the pane past its dock (the summary would clip)
+        self.calls.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.calls.setMinimumContentsLength(24)
         self.calls.activated.connect(lambda _i: self.load())
         self.bar = TokenBar()
         self.summary = QLabel("")
@@ -196,7 +201,8 @@ class ContextPane(QWidget):
     def _show(self, loaded: Loaded) -> None:
         rep = self.report = loaded.report
         self.diff = loaded.diff
-        self.bar.set_data(rep.by_component, rep.total, rep.budget)
+        parts = rep.parts
+        self.bar.set_data(parts, sum(parts.values()), rep.budget)
         self.rows.set_records(rep.rows)
         self.summary.setText(_summary(rep))
         self._show_diff(loaded.diff)
@@ -235,14 +241,20 @@ def _call_label(c: LlmCall) -> str:
 
 
 def _summary(rep: ContextReport) -> str:
-    pct = 100 * rep.total / rep.budget.window if rep.budget.window else 0
+    b = rep.budget
+    tokens = rep.total
+    if rep.recorded is not None and rep.recorded.prompt_tokens is not None:
+        tokens = max(tokens, rep.recorded.prompt_tokens)
+    share = f"{100 * tokens / b.window:.0f}% of " if b.window else ""
     parts = [
-        f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens "
-        f"({pct:.0f}% of {rep.budget.window:,}; {rep.budget.status(rep.total)})"
+        f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted "
+        f"({share}{b.window_text()} window; {b.status(tokens)})"
     ]
     if rep.elided:
         parts.append(f"{rep.elided:,} items in the middle not listed")
-    if rep.matches_record is True:
+    if rep.reconstructed:  # the tool logged no request: the hash is ctxlens's own
+        pass
+    elif rep.matches_record is True:
         parts.append("✓ request hash matches the recorded call")
     elif rep.matches_record is False:
         parts.append(
@@ -252,4 +264,23 @@ def _summary(rep: ContextReport) -> str:
         parts.append(f"starts from boundary “{rep.boundary_text}”")
     if rep.budget.source == "defaults":
         parts.append("limits: defaults (the trace recorded none)")
-    return " · ".join(parts)
+    recorded = _recorded_parts(rep)
+    return " · ".join(parts) + ("<br>" + " · ".join(recorded) if recorded else "")
+
+
+def _recorded_parts(rep: ContextReport) -> list[str]:
+    """Recorded prompt tokens beside the reconstruction, and what the transcript lacks."""
+    rec = rep.recorded
+    out = []
+    if rep.reconstructed:
+        out.append("context reconstructed from the transcript")
+    if rec is None or rec.prompt_tokens is None:
+        return out + (["no usage recorded"] if rep.call_index is not None else [])
+    cached = f", {rec.cached_tokens:,} from cache" if rec.cached_tokens else ""
+    out.append(f"recorded prompt <b>{rec.prompt_tokens:,}</b>{cached}")
+    missing = rep.unexplained
+    if missing is not None and missing > 0:
+        out.append(f"{missing:,} not in the transcript (system prompt, tool definitions)")
+    elif missing is not None:
+        out.append(f"transcript counted {-missing:,} above the record (tokenizer)")
+    return out

@@ -174,7 +174,8 @@ def test_inspect_attachments_calls_and_compaction(store: Store) -> None:
         (c,) = r.compactions(res.trace_id)
         view = current_view(r, res.trace_id)
     assert [x.response_sequence for x in calls] == [2, 4, 6]
-    assert calls[0].usage == {"input_tokens": 20, "output_tokens": 5}
+    assert calls[0].usage["raw"] == {"input_tokens": 20, "output_tokens": 5}
+    assert (calls[0].usage["prompt_tokens"], calls[0].usage["completion_tokens"]) == (20, 5)
     synthetic = [i for i in calls[2].context if i.sequence is None]
     assert [i.content for i in synthetic] == ["Summary: listed two files."]
     assert c.tokens_before == 60 and c.at_sequence == 4
@@ -197,8 +198,9 @@ def test_otel_current_and_old_attribute_names_agree(store: Store) -> None:
     with store.read() as r:
         first, second = r.llm_calls(a.trace_id)
         meta = r.trace(a.trace_id).metadata
-    assert first.usage == {"input_tokens": 30, "output_tokens": 9}
-    assert second.usage == {"input_tokens": 50, "output_tokens": 7}
+    assert first.usage["raw"] == {"input_tokens": 30, "output_tokens": 9}
+    assert second.usage["raw"] == {"input_tokens": 50, "output_tokens": 7}
+    assert (second.usage["prompt_tokens"], second.usage["completion_tokens"]) == (50, 7)
     assert [i.sequence for i in second.context] == [0, 1, 2, 3], (
         "old-style prompt matched, not copied"
     )

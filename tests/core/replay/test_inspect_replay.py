@@ -31,6 +31,12 @@ from core.store import Store
 from tests.conftest import TRACES
 
 OPENHANDS = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
+# SWE-agent 0.x logs no model calls (the OpenHands V0 trajectory records its responses).
+NO_CALLS = (
+    TRACES / "swe_agent/SWE-agent__SWE-agent/tests/test_data/trajectories"
+    / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+    / "pydicom__pydicom-1458.traj"
+)  # fmt: skip
 
 
 def test_frames_shape_each_calls_state_for_the_panes(demo_store: tuple[Store, str]) -> None:
@@ -91,10 +97,10 @@ def test_a_gone_skill_names_the_injection_that_replaced_it(demo_store: tuple[Sto
 
 
 def test_an_imported_trace_names_what_it_does_not_record(tmp_path: Path) -> None:
-    if not OPENHANDS.is_file():
-        pytest.skip("the shared OpenHands trace is not there")
+    if not NO_CALLS.is_file():
+        pytest.skip("the shared SWE-agent trace is not there")
     with Store.open(tmp_path / "s.db") as store:
-        (result,) = import_paths(store, [OPENHANDS])
+        (result,) = import_paths(store, [NO_CALLS])
         with store.read() as r:
             frames = PlaybackFrames.open(r, result.trace_id)
             f = frames.frame(r, 0)
@@ -104,6 +110,20 @@ def test_an_imported_trace_names_what_it_does_not_record(tmp_path: Path) -> None
     assert frames.notes == unknown_line(f.state.unknown)
     assert frames.notes.startswith("Not recorded in this trace: model calls (")
     assert "context derived from the path" in f.detail
+
+
+def test_recorded_responses_of_an_import_are_its_calls(tmp_path: Path) -> None:
+    """OpenHands V0 logs each model response with its usage: those are the calls; their
+    context is still rebuilt from the path, and the frame says so."""
+    if not OPENHANDS.is_file():
+        pytest.skip("the shared OpenHands trace is not there")
+    with Store.open(tmp_path / "s.db") as store:
+        (result,) = import_paths(store, [OPENHANDS])
+        with store.read() as r:
+            frames = PlaybackFrames.open(r, result.trace_id)
+            f = frames.frame(r, 0)
+    assert result.llm_calls == 2 and "model calls" not in frames.notes
+    assert not f.state.context_recorded and "context derived from the path" in f.detail
 
 
 def test_settings_pairs_keep_what_differs_and_refuse_unknown_keys(

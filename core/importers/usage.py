@@ -1,0 +1,123 @@
+"""One shape for the token usage other tools record with a model call.
+
+Every tool spells usage its own way, and they disagree on what "input" means: Anthropic
+(Claude Code) reports ``input_tokens`` *beside* the cache reads and writes, OpenAI (Codex,
+chat completions) reports the cached tokens as a *part of* the input. An imported call's
+``usage`` is normalized so ``prompt_tokens`` is always every token the model read (cache
+reads and writes included), and the tool's own record stays under ``raw``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+NORMALIZED = "normalized"
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _first(raw: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = _int(raw.get(key))
+        if value is not None:
+            return value
+    return None
+
+
+def _some(*values: int | None) -> int | None:
+    return next((v for v in values if v is not None), None)
+
+
+def _details(raw: Mapping[str, Any], outer: str, inner: str) -> int | None:
+    sub = raw.get(outer)
+    return _int(sub.get(inner)) if isinstance(sub, Mapping) else None
+
+
+def _anthropic(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Anthropic Messages usage: cache reads and writes are not part of ``input_tokens``."""
+    base = _first(raw, "input_tokens") or 0
+    read = _first(raw, "cache_read_input_tokens") or 0
+    write = _first(raw, "cache_creation_input_tokens") or 0
+    return {
+        "prompt_tokens": base + read + write,
+        "completion_tokens": _first(raw, "output_tokens"),
+        "cached_tokens": read,
+        "cache_creation_tokens": write,
+    }
+
+
+def _inspect(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Inspect's ``ModelUsage``: whether the cache fields are inside ``input_tokens``
+    depends on the provider; ``total_tokens`` tells (it adds them when they are apart)."""
+    base = _first(raw, "input_tokens") or 0
+    out = _first(raw, "output_tokens") or 0
+    read = _first(raw, "input_tokens_cache_read") or 0
+    write = _first(raw, "input_tokens_cache_write") or 0
+    total = _first(raw, "total_tokens")
+    apart = (read or write) and total is not None and total >= base + out + read + write
+    return {
+        "prompt_tokens": base + read + write if apart else base,
+        "completion_tokens": _first(raw, "output_tokens"),
+        "cached_tokens": read,
+        "cache_creation_tokens": write,
+        "reasoning_tokens": _first(raw, "reasoning_tokens"),
+    }
+
+
+def _openai(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenAI chat completions, the Responses API and Codex ``token_count``: the cached
+    tokens are part of the input."""
+    return {
+        "prompt_tokens": _first(raw, "prompt_tokens", "input_tokens"),
+        "completion_tokens": _first(raw, "completion_tokens", "output_tokens"),
+        "cached_tokens": _some(
+            _first(raw, "cached_input_tokens", "cached_tokens", "cache_read_input_tokens"),
+            _details(raw, "prompt_tokens_details", "cached_tokens"),
+            _details(raw, "input_tokens_details", "cached_tokens"),
+        ),
+        "cache_creation_tokens": _first(
+            raw, "cache_creation_tokens", "cache_creation_input_tokens"
+        ),
+        "reasoning_tokens": _some(
+            _first(raw, "reasoning_output_tokens", "reasoning_tokens"),
+            _details(raw, "completion_tokens_details", "reasoning_tokens"),
+            _details(raw, "output_tokens_details", "reasoning_tokens"),
+        ),
+    }
+
+
+def normalize_usage(raw: Any) -> dict[str, Any] | None:
+    """``{prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, raw}``
+    (plus ``reasoning_tokens`` when known) over the tool's own keys, which stay readable
+    where they were; ``None`` when ``raw`` holds no usage. Already normalized usage is
+    returned as it is."""
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    if raw.get(NORMALIZED) is True:
+        return dict(raw)
+    if "prompt_tokens" in raw:  # chat completions (LiteLLM adds Anthropic's cache keys)
+        out = _openai(raw)
+    elif "cache_read_input_tokens" in raw or "cache_creation_input_tokens" in raw:
+        out = _anthropic(raw)
+    elif "input_tokens_cache_read" in raw or "input_tokens_cache_write" in raw:
+        out = _inspect(raw)
+    else:
+        out = _openai(raw)
+    if out["prompt_tokens"] is None and out["completion_tokens"] is None:
+        return None
+    total = _first(raw, "total_tokens")
+    if total is not None:
+        out["total_tokens"] = total
+    clean = {k: v for k, v in out.items() if v is not None or k != "reasoning_tokens"}
+    return {**raw, **clean, NORMALIZED: True, "raw": dict(raw)}

@@ -1,0 +1,57 @@
+"""What a tool recorded for a call beside what ctxlens reconstructs from its transcript.
+
+A Claude Code or Codex call's prompt holds more than its transcript shows: the system
+prompt, tool definitions and memory files the tool sent but did not log. The recorded
+prompt tokens minus the tokens of the reconstructed context is that part, shown as its own
+component, ``not in the transcript`` (negative when ctxlens's tokenizer counts the
+transcript higher than the provider's did: then nothing is shown for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.importers.usage import normalize_usage
+
+NOT_IN_TRANSCRIPT = "not_in_transcript"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    output_tokens: int | None
+    cache_creation_tokens: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_tokens": self.cache_creation_tokens,
+        }
+
+    def unexplained(self, reconstructed: int) -> int | None:
+        """Recorded prompt tokens the reconstructed context does not account for."""
+        return None if self.prompt_tokens is None else self.prompt_tokens - reconstructed
+
+
+def recorded_of(usage: Any) -> Recorded | None:
+    """The recorded token figures of a call's usage (``None``: nothing recorded)."""
+    norm = normalize_usage(usage)
+    if norm is None:
+        return None
+    return Recorded(
+        norm.get("prompt_tokens"),
+        norm.get("cached_tokens"),
+        norm.get("completion_tokens"),
+        norm.get("cache_creation_tokens"),
+    )
+
+
+def with_unexplained(by_component: dict[str, int], unexplained: int | None) -> dict[str, int]:
+    """The token parts plus ``not in the transcript`` when the record holds more."""
+    if unexplained is None or unexplained <= 0:
+        return dict(by_component)
+    return {**by_component, NOT_IN_TRANSCRIPT: unexplained}

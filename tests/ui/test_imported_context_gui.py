@@ -1,0 +1,98 @@
+"""The context and budget panes on an imported Claude Code session (issue 13): the calls are
+the session's real API responses, the window is the model's (not the runtime's 128k), no
+runtime budget is drawn, and the recorded prompt beside the reconstruction shows the part
+the transcript does not hold.
+
+Expectations come from the raw file (plain ``json``): the prompt tokens of a message id are
+its input plus cache reads plus cache writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.importers.api import import_paths
+from core.replay.playback import Playback
+from core.store import Store
+from tests.conftest import TRACES
+from tests.ui.conftest import settle
+from ui.main_window import MainWindow
+from ui.settings import AppSettings
+
+SESSION = (
+    TRACES / "claude_code/marot__spotter/test/fixtures/transcripts"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+)  # fmt: skip
+
+
+def _main_prompts(path: Path) -> list[int]:
+    """Recorded prompt tokens per API response of the main session, in file order."""
+    last: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "assistant" and rec["message"].get("model") != "<synthetic>":
+            last[rec["message"]["id"]] = rec["message"]["usage"]
+    return [
+        u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        for u in last.values()
+    ]
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
+def test_context_pane_shows_recorded_calls_of_an_import(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    db = tmp_path / "cc.db"
+    with Store.open(db) as s:
+        (res,) = import_paths(s, [SESSION])
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    assert win.open_store(db, res.trace_id)
+    settle(qtbot, win)
+    pane = win.context
+    with Store.open(db) as s, s.read() as r:
+        calls = [c for c in r.llm_calls(res.trace_id) if c.agent_name == "main"]
+    prompts = _main_prompts(SESSION)
+    assert len(calls) == len(prompts)
+    pick = calls[len(calls) // 2]
+    pane.select_call(pick.call_index)
+    qtbot.waitUntil(
+        lambda: pane.report is not None and pane.report.call_index == pick.call_index,
+        timeout=30_000,
+    )
+    rep = pane.report
+    assert rep is not None and rep.recorded is not None
+    assert rep.recorded.prompt_tokens == prompts[calls.index(pick)]
+    missing = rep.recorded.prompt_tokens - rep.total
+    assert missing > 0 and rep.unexplained == missing
+    text = pane.summary.text()
+    assert f"recorded prompt <b>{rep.recorded.prompt_tokens:,}</b>" in text
+    assert f"{missing:,} not in the transcript" in text
+    assert "200,000 (model table)" in text and "128,000" not in text
+    parts = dict(pane.bar.parts)
+    assert parts["not_in_transcript"] == missing
+    names = [n for n, _ in pane.bar.budget.markers()]
+    assert names == ["auto-compact point", "window"], "no runtime soft/hard budget"
+    budget_text = win.budget.status.text()
+    assert "no runtime budgets" in budget_text and "over hard" not in budget_text
+    # the scrubber steps by the same recorded calls; a stop shows the call's recorded prompt
+    with Store.open(db) as s, s.read() as r:
+        pb = Playback.open(r, res.trace_id)
+    assert len(pb) == res.llm_calls
+    stop = pb.main_positions().index(pick.call_index)
+    bar = win.replay.playback
+    bar.scrub(stop)
+    qtbot.waitUntil(lambda: bar.frame is not None and bar.frame.stop == stop, timeout=30_000)
+    settle(qtbot, win)
+    assert f"This call: {rep.recorded.prompt_tokens:,} in" in win.budget.status.text()
+    assert "model calls" not in win.replay.bar.notes.text()
+    shot = os.environ.get("CTXLENS_SCREENSHOT")
+    if shot:  # docs/img/import-claude-code.png is taken this way
+        pane.grab().save(shot)
+    assert win.last_error is None
