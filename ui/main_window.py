@@ -36,13 +36,13 @@ from core.inspect.imports import ImportReport
 from core.inspect.store_url import is_server_url, strip_password
 from core.run.state import Phase
 from core.store import Store
+from ui import live as live_ui
 from ui.actions import ActionRegistry
 from ui.dialogs.imports import Importer
 from ui.dialogs.store_url import StoreUrlDialog
 from ui.errors import show_error
 from ui.export import TraceExporter
 from ui.help import HelpMenu
-from ui.live import install as install_live
 from ui.palette import CommandPalette
 from ui.panes.budget import BudgetPane
 from ui.panes.context import ContextPane
@@ -54,7 +54,7 @@ from ui.panes.traces import TraceBrowser
 from ui.replay.install import install as install_replay
 from ui.run_controller import RunController
 from ui.run_task import RUN_TASK_TIP, show_run_task
-from ui.search.install import install as install_search
+from ui.search import install as search_ui
 from ui.session import Session
 from ui.settings import AppSettings
 from ui.tasks import TaskControl, TaskRunner
@@ -279,8 +279,8 @@ class MainWindow(QMainWindow):
           "Run")  # fmt: skip
         a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
         self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
-        self.search_all = install_search(self)  # Search all traces… (#21)
-        self.sources = install_live(self)  # Sources pane, live traces followed (#16)
+        self.search_all = search_ui.install(self)  # Search all traces… (#21)
+        self.sources = live_ui.install(self)  # Sources pane, live traces followed (#16)
         self.help = HelpMenu(self, self.registry)  # last: the Help menu comes last
 
     def _build_menus(self) -> None:

@@ -120,6 +120,18 @@ def costs_by_trace(calls: Iterable[CallUsage], table: PriceTable) -> dict[str, C
     return out
 
 
+def format_usd(usd: float | None) -> str:
+    """A cost for people: ``no price``, ``$12.34``, ``$0.0012``, ``<$0.0001`` (a tiny cost is
+    not shown as ``$0.0000``)."""
+    if usd is None:
+        return "no price"
+    if usd >= 0.01:
+        return f"${usd:,.2f}"
+    if usd >= 0.0001:
+        return f"${usd:.4f}"
+    return "<$0.0001" if usd > 0 else "$0"
+
+
 def parse_usage(raw: str | None) -> Any:
     """A usage column's JSON text (orjson; ``json`` for the NaN only it writes)."""
     if raw is None or raw == "null":

@@ -41,6 +41,13 @@ def trace_costs(reader: Reader, table: PriceTable) -> dict[str, CostSummary]:
     return costs_by_trace(call_usages(reader), table)
 
 
+def trace_usd(reader: Reader, table: PriceTable) -> dict[str, float | None]:
+    """Trace id → USD of its priced calls (``None`` where no call has a price)."""
+    return {
+        tid: (c.usd if c.priced_calls else None) for tid, c in trace_costs(reader, table).items()
+    }
+
+
 def trace_cost(
     reader: Reader, trace_id: str, table: PriceTable, upto_call: int | None = None
 ) -> CostSummary:

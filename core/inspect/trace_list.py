@@ -62,6 +62,8 @@ class TraceSummary:
     duration: float | None
     calls: int
     tokens: int
+    usd: float | None = None
+    """What its priced calls cost (``core/cost``); ``None``: no call has a price."""
 
     @property
     def eval(self) -> dict[str, Any] | None:
@@ -99,14 +101,20 @@ class TraceSummary:
         return out
 
 
-def summaries(r: Reader) -> list[TraceSummary]:
+def summaries(r: Reader, costs: dict[str, float | None] | None = None) -> list[TraceSummary]:
     """Every trace of the store with its figures, in the store's order (oldest first)."""
-    return assemble(r.traces(), _calls(r), _messages(r))
+    return assemble(r.traces(), _calls(r), _messages(r), costs)
 
 
-def assemble(traces: Iterable[TraceLike], calls: Calls, messages: Spans) -> list[TraceSummary]:
+def assemble(
+    traces: Iterable[TraceLike],
+    calls: Calls,
+    messages: Spans,
+    costs: dict[str, float | None] | None = None,
+) -> list[TraceSummary]:
     """The rows from the three grouped query results (``summaries``, or the sqlite3-only
-    path of ``core/store/quick.py:trace_figures``)."""
+    path of ``core/store/quick.py:trace_figures``); ``costs``: trace id → USD."""
+    costs = costs or {}
     out = []
     for tr in traces:
         n_calls, call_model = calls.get(tr.id, (0, None))
@@ -114,7 +122,13 @@ def assemble(traces: Iterable[TraceLike], calls: Calls, messages: Spans) -> list
         start, duration = _span(tr, first, last)
         out.append(
             TraceSummary(
-                tr, call_model or _meta_model(tr.metadata), start, duration, n_calls, tokens
+                tr,
+                call_model or _meta_model(tr.metadata),
+                start,
+                duration,
+                n_calls,
+                tokens,
+                costs.get(tr.id),
             )
         )
     return out

@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from core.cost.compute import format_usd
 from core.inspect.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
 
@@ -121,6 +122,18 @@ def _model(row: Row) -> tuple[str, Any]:
     return str(model or ""), str(model or "")
 
 
+def _cost(row: Row) -> tuple[str, Any]:
+    """USD of the priced calls; blank where nothing is priced (never a guess)."""
+    rows = row.samples if isinstance(row, EvalGroup) else (row,)
+    known = [s.usd for s in rows if s.usd is not None]
+    total = sum(known) if known else None
+    return usd_text(total), total if total is not None else -1.0
+
+
+def usd_text(usd: float | None) -> str:
+    return "" if usd is None else format_usd(usd)
+
+
 def _source(row: Row) -> tuple[str, Any]:
     source = "inspect" if isinstance(row, EvalGroup) else row.trace.source
     return source, source
@@ -136,6 +149,7 @@ COLUMNS: list[tuple[str, Cell, bool, bool]] = [
     ("Tokens", _sum(lambda s: s.tokens), True, False),
     ("Duration", _duration, True, False),
     ("Model", _model, False, False),
+    ("Cost", _cost, True, False),
     ("Source", _source, False, False),
     ("Messages", _sum(lambda s: s.trace.messages), True, False),
 ]
@@ -149,6 +163,7 @@ SORTS = [
     ("Worst score", SCORE_COLUMN, False),
     ("Most tokens", 4, True),
     ("Most calls", 3, True),
+    ("Most expensive", 7, True),
     ("Title", 0, False),
 ]
 
@@ -171,6 +186,7 @@ def subtitle(row: Row) -> str:
         duration(row.duration),
         f"{calls} call{'s' if calls != 1 else ''}",
         f"{compact(row.tokens)} tok",
+        usd_text(row.usd) or ("no price" if calls else ""),
     ]
     sample = row.sample
     if sample is not None:

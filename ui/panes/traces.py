@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.cost.stored import trace_usd
+from core.cost.table import load_table
 from core.inspect.trace_list import group_evals, summaries
 from ui.panes.trace_tree import (
     COLUMNS,
@@ -32,7 +34,15 @@ from ui.session import Session
 
 ANY_SCORE = "any score"
 #: Narrow figure columns, so the title keeps most of the pane (pixels at the default font).
-WIDTHS = {"Score": 46, "Start": 86, "Calls": 42, "Tokens": 54, "Duration": 64, "Messages": 64}
+WIDTHS = {
+    "Score": 46,
+    "Start": 86,
+    "Calls": 42,
+    "Tokens": 54,
+    "Duration": 64,
+    "Cost": 64,
+    "Messages": 64,
+}
 #: Evals are shown opened when the whole list is at most this many rows.
 EXPAND_ROWS = 400
 EMPTY = (
@@ -138,7 +148,7 @@ class TraceBrowser(QWidget):
         rows = []
         if store is not None:
             with store.read() as r:
-                rows = group_evals(summaries(r))
+                rows = group_evals(summaries(r, trace_usd(r, load_table())))
         self.model.set_rows(rows)
         if len(self.model.records) <= EXPAND_ROWS:
             self.table.expandAll()
