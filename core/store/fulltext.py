@@ -14,6 +14,9 @@ FTS_TABLES = frozenset(
 )
 """The FTS5 table and its shadow tables (not SQLAlchemy tables: schema checks skip them)."""
 
+PG_INDEXES = frozenset({"ix_messages_search"})
+"""The PostgreSQL expression index (not a SQLAlchemy index: schema checks skip it)."""
+
 PG_BODY = (
     "to_tsvector('simple', content || ' ' || coalesce(name, '') || ' ' || "
     "coalesce(CAST(tool_calls AS TEXT), ''))"
@@ -25,6 +28,12 @@ SQLITE = [
     "body, content='', tokenize='unicode61 remove_diacritics 2')"
 ]
 POSTGRESQL = [f"CREATE INDEX ix_messages_search ON messages USING gin ({PG_BODY})"]
+
+
+def declared_elsewhere(name: str | None) -> bool:
+    """Whether a table or index name belongs to the full-text DDL here (schema comparisons
+    against ``core/store/schema.py`` leave these out)."""
+    return name in FTS_TABLES or name in PG_INDEXES
 
 
 def statements(dialect: str) -> list[str]:

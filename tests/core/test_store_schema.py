@@ -11,7 +11,7 @@ from sqlalchemy import create_engine
 
 from core.store import Store
 from core.store.engine import HEAD_REVISION
-from core.store.fulltext import FTS_TABLES
+from core.store.fulltext import declared_elsewhere
 from core.store.migrate import known_revisions, upgrade
 from core.store.schema import metadata
 
@@ -33,7 +33,7 @@ def test_migrations_match_metadata(tmp_path: Path) -> None:
     with engine.connect() as conn:
         # The FTS5 table and its shadow tables are declared as DDL, not SQLAlchemy tables.
         ctx = MigrationContext.configure(
-            conn, opts={"include_name": lambda name, kind, _p: name not in FTS_TABLES}
+            conn, opts={"include_name": lambda name, _kind, _p: not declared_elsewhere(name)}
         )
         diff = compare_metadata(ctx, metadata)
     assert diff == []
