@@ -1,8 +1,9 @@
 """Run core's tests in a fresh venv without PySide6 (proves core never needs Qt).
 
 Installs the project with ``--no-deps`` and then only the dependencies listed above the
-``# gui`` marker in pyproject.toml, plus the test tools core's tests use (including the
-PostgreSQL driver and moto's S3 server: the store suite runs against real servers here too).
+``# gui`` marker in pyproject.toml, plus the ``dev`` extra's test tools core's tests use
+(``test_requirements``: the PostgreSQL driver and moto's S3 server, the provider SDKs, the
+OpenTelemetry exporter: core's suites run against real servers and clients here too).
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".venv-headless"
-#: The store suite also runs on real PostgreSQL and S3 servers (driver + moto's server).
-SERVER_TEST_REQUIREMENTS = ["psycopg[binary]>=3.1", "moto[server]>=5.0"]
-#: The recording proxy's tests drive it with the real provider SDKs (issue 16).
-SDK_TEST_REQUIREMENTS = ["openai>=1.50", "anthropic>=0.40"]
+#: Developer tools core's tests do not use (the GUI plugin and the linters).
+NOT_FOR_CORE_TESTS = ("pytest-qt", "ruff", "mypy", "import-linter")
 
 
 def core_requirements() -> list[str]:
@@ -29,15 +28,22 @@ def core_requirements() -> list[str]:
     return re.findall(r'"([^"]+)"', head)
 
 
+def test_requirements() -> list[str]:
+    """The ``dev`` extra (real servers' drivers, provider SDKs, the OpenTelemetry exporter
+    …) without the GUI test plugin and the linters: one list to keep, in pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text()
+    block = text.split("\ndev = [", 1)[1].split("\n]", 1)[0]
+    names = re.findall(r'"([^"]+)"', block)
+    return [n for n in names if not n.startswith(NOT_FOR_CORE_TESTS)]
+
+
 def main() -> int:
     py = VENV / "bin" / "python"
     if not py.exists():
         venv.create(VENV, with_pip=True)
     pip = [str(py), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, "--no-deps", "-e", str(ROOT)], check=True)
-    tools = ["pytest", "pytest-xdist", "hypothesis", *SERVER_TEST_REQUIREMENTS]
-    tools += SDK_TEST_REQUIREMENTS
-    subprocess.run([*pip, *core_requirements(), *tools], check=True)
+    subprocess.run([*pip, *core_requirements(), *test_requirements()], check=True)
     probe = subprocess.run([str(py), "-c", "import PySide6"], capture_output=True)
     if probe.returncode == 0:
         print("headless venv unexpectedly has PySide6", file=sys.stderr)
