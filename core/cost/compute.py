@@ -88,7 +88,11 @@ class CostSummary:
 
 
 def call_cost(price: Price | None, usage: Any, model: str = "") -> CallCost:
-    counts = token_usage(usage)
+    return counts_cost(price, token_usage(usage), model)
+
+
+def counts_cost(price: Price | None, counts: TokenUsage | None, model: str = "") -> CallCost:
+    """``call_cost`` for usage already read (``core/cost/usage.py:token_usage``)."""
     if price is None:
         return CallCost(None, reason=f"no price for {model or 'an unnamed model'}")
     if counts is None:

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
 from sqlalchemy.types import Text as SaText
 
-from core.cost.compute import CostSummary, price_call
+from core.cost.compute import CostSummary, counts_cost
 from core.cost.stored import call_usages
-from core.cost.table import PriceTable, load_table
+from core.cost.table import Price, PriceTable, load_table
 from core.cost.usage import token_usage
 from core.search.index import catch_up
 from core.search.query import Query
@@ -96,7 +96,8 @@ def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator
         return
     judge = _Bounds(r, q, table)
     if q.bounds and len(traces) > LAZY_BOUNDS_MAX:
-        traces = {tid: row for tid, row in traces.items() if tid in judge.passing(list(traces))}
+        kept = judge.passing(list(traces))
+        traces = {tid: row for tid, row in traces.items() if tid in kept}
     if not traces:
         return
     if not q.on_messages:
@@ -254,6 +255,8 @@ class _Bounds:
         self.r, self.bounds = r, q.bounds
         self.table = table or (load_table() if q.bounds else None)
         self.memo: dict[str, bool] = {}
+        self.prices: dict[str, Price | None] = {}
+        """Model name → its row: one lookup per model, not per call."""
 
     def passing(self, trace_ids: list[str]) -> set[str]:
         """Judge every one of ``trace_ids`` in one pass over all recorded calls."""
@@ -288,9 +291,12 @@ class _Bounds:
 
     def _add(self, costs: dict[str, CostSummary], tokens: dict[str, int], call: Any) -> None:
         assert self.table is not None
-        summary = costs.setdefault(call.trace_id, CostSummary(self.table.table_date))
-        summary.add(call.model, price_call(call, self.table), call.agent_name, None)
+        if call.model not in self.prices:
+            self.prices[call.model] = self.table.lookup(call.model)
         counts = token_usage(call.usage)
+        cost = counts_cost(self.prices[call.model], counts, call.model)
+        summary = costs.setdefault(call.trace_id, CostSummary(self.table.table_date))
+        summary.add(call.model, cost, call.agent_name, None)
         if counts:
             tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt + counts.completion
 
