@@ -117,11 +117,29 @@ def price_call(call: CallUsage, table: PriceTable) -> CallCost:
 
 def costs_by_trace(calls: Iterable[CallUsage], table: PriceTable) -> dict[str, CostSummary]:
     """Trace id → its cost, for every trace among ``calls``."""
-    out: dict[str, CostSummary] = {}
+    return totals_by_trace(calls, table)[0]
+
+
+def totals_by_trace(
+    calls: Iterable[CallUsage], table: PriceTable, wanted: set[str] | None = None
+) -> tuple[dict[str, CostSummary], dict[str, int]]:
+    """Per trace (of ``wanted``, default all): its cost, and its recorded tokens (prompt +
+    completion). One price lookup per model and one usage read per call."""
+    prices: dict[str, Price | None] = {}
+    costs: dict[str, CostSummary] = {}
+    tokens: dict[str, int] = {}
     for call in calls:
-        summary = out.setdefault(call.trace_id, CostSummary(table.table_date))
-        summary.add(call.model, price_call(call, table), call.agent_name, None)
-    return out
+        if wanted is not None and call.trace_id not in wanted:
+            continue
+        if call.model not in prices:
+            prices[call.model] = table.lookup(call.model)
+        counts = token_usage(call.usage)
+        summary = costs.setdefault(call.trace_id, CostSummary(table.table_date))
+        summary.add(call.model, counts_cost(prices[call.model], counts, call.model),
+                    call.agent_name, None)  # fmt: skip
+        if counts:
+            tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt + counts.completion
+    return costs, tokens
 
 
 def format_usd(usd: float | None) -> str:

@@ -16,10 +16,9 @@ from typing import Any
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
 from sqlalchemy.types import Text as SaText
 
-from core.cost.compute import CostSummary, counts_cost
+from core.cost.compute import CostSummary, totals_by_trace
 from core.cost.stored import call_usages
-from core.cost.table import Price, PriceTable, load_table
-from core.cost.usage import token_usage
+from core.cost.table import PriceTable, load_table
 from core.search.index import catch_up
 from core.search.query import Query
 from core.store import schema as t
@@ -255,18 +254,11 @@ class _Bounds:
         self.r, self.bounds = r, q.bounds
         self.table = table or (load_table() if q.bounds else None)
         self.memo: dict[str, bool] = {}
-        self.prices: dict[str, Price | None] = {}
-        """Model name → its row: one lookup per model, not per call."""
 
     def passing(self, trace_ids: list[str]) -> set[str]:
         """Judge every one of ``trace_ids`` in one pass over all recorded calls."""
         assert self.table is not None
-        wanted = set(trace_ids)
-        costs: dict[str, CostSummary] = {}
-        tokens: dict[str, int] = {}
-        for call in call_usages(self.r):
-            if call.trace_id in wanted:
-                self._add(costs, tokens, call)
+        costs, tokens = totals_by_trace(call_usages(self.r), self.table, set(trace_ids))
         missing = [tid for tid in trace_ids if not tokens.get(tid)]
         tokens.update(_message_tokens(self.r, missing))
         for tid in trace_ids:
@@ -281,24 +273,11 @@ class _Bounds:
         return self.memo[trace_id]
 
     def _holds(self, trace_id: str) -> bool:
-        costs: dict[str, CostSummary] = {}
-        tokens: dict[str, int] = {}
-        for call in call_usages(self.r, trace_id):
-            self._add(costs, tokens, call)
+        assert self.table is not None
+        costs, tokens = totals_by_trace(call_usages(self.r, trace_id), self.table)
         if not tokens.get(trace_id):
             tokens.update(_message_tokens(self.r, [trace_id]))
         return self._within(costs.get(trace_id), tokens.get(trace_id, 0))
-
-    def _add(self, costs: dict[str, CostSummary], tokens: dict[str, int], call: Any) -> None:
-        assert self.table is not None
-        if call.model not in self.prices:
-            self.prices[call.model] = self.table.lookup(call.model)
-        counts = token_usage(call.usage)
-        cost = counts_cost(self.prices[call.model], counts, call.model)
-        summary = costs.setdefault(call.trace_id, CostSummary(self.table.table_date))
-        summary.add(call.model, cost, call.agent_name, None)
-        if counts:
-            tokens[call.trace_id] = tokens.get(call.trace_id, 0) + counts.prompt + counts.completion
 
     def _within(self, cost: CostSummary | None, tokens: int) -> bool:
         usd = cost.usd if cost is not None and cost.priced_calls else None
