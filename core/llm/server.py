@@ -16,6 +16,8 @@ import json
 import threading
 import time
 import uuid
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -55,7 +57,9 @@ class ModelServer:
     ``api_key``: require ``Authorization: Bearer <key>`` (a 401 otherwise, which echoes the
     key it got, as the worst provider would). ``context_window``: answer 400 "maximum context
     length" when a prompt is larger, like a real endpoint. ``strict``: reject message lists
-    that break tool-call pairing with OpenAI's own 400 texts.
+    that break tool-call pairing with OpenAI's own 400 texts. ``on_request``: called (from
+    the server thread) with each request as it is answered; ``log_limit``: keep only that
+    many in ``requests`` (a long-running ``ctxlens serve --model``).
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class ModelServer:
         text_chunk: int = 24,
         args_chunk: int = 16,
         meter: UsageMeter | None = None,
+        on_request: Callable[[ServedRequest], None] | None = None,
+        log_limit: int | None = None,
     ) -> None:
         self.backend = backend
         self.host = host
@@ -81,7 +87,9 @@ class ModelServer:
         self.args_chunk = args_chunk
         self.meter = meter or UsageMeter()
         self.faults = FaultBoard()
-        self._log: list[ServedRequest] = []
+        self._log: deque[ServedRequest] = deque(maxlen=log_limit)
+        self._served = 0
+        self._on_request = on_request
         self._log_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -170,19 +178,18 @@ class ModelServer:
     def clear_requests(self) -> None:
         with self._log_lock:
             self._log.clear()
+            self._served = 0
 
     def _record(self, chat: ChatRequest, status: int, fault: Fault | None) -> None:
+        kind = None if fault is None else fault.kind
         with self._log_lock:
-            self._log.append(
-                ServedRequest(
-                    len(self._log),
-                    chat.model,
-                    chat.stream,
-                    chat.messages,
-                    status,
-                    None if fault is None else fault.kind,
-                )
+            served = ServedRequest(
+                self._served, chat.model, chat.stream, chat.messages, status, kind
             )
+            self._served += 1
+            self._log.append(served)
+        if self._on_request is not None:
+            self._on_request(served)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
