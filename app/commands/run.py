@@ -87,7 +87,11 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         trace_id = store.create_trace(a.task[:80], source="ctxlens").id
     with store.write() as w:  # what `ctxlens resume` needs to continue it (never the key)
         meta = w.read.trace(trace_id).metadata or {}
-        run = {"base_url": public_url(settings.base_url), "demo_tools": bool(a.demo_tools)}
+        run = {
+            **settings.public_dict(),  # model, fallback, timeouts, has_api_key: never the key
+            "base_url": public_url(settings.base_url),
+            "demo_tools": bool(a.demo_tools),
+        }
         w.update_trace_metadata(trace_id, {**meta, "run": run})
     world = World()
     tools = demo_tools(world) if a.demo_tools else ToolRegistry()

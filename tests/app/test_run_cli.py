@@ -192,3 +192,22 @@ def test_demo_settings_reach_the_run(cli: Cli, tmp_path: Path) -> None:
     with Store.open(str(db)) as st:
         meta = st.trace(json.loads(out)["trace_id"]).metadata
     assert meta["run_config"]["micro_step"] == 1 and meta["demo"]["settings"] == ["micro_step=1"]
+
+
+def test_the_run_records_its_endpoint_settings_but_never_the_key(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer], monkeypatch: Any
+) -> None:
+    """What ``resume`` and the inspector need to know of the endpoint (model, fallback,
+    deadline, whether a key was used) is stored with the run; the key itself is not."""
+    from core.store import Store
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-hunter2-0123456789abcdef")
+    server = serve(ScriptedModel(script(0)))
+    db = tmp_path / "r.db"
+    code, out = cli(*_run_args(db, server.url, "--deadline", "30", "--json"))
+    assert code == 0, out
+    with Store.open(str(db)) as st:
+        run = st.trace(json.loads(out)["trace_id"]).metadata["run"]
+    assert (run["model"], run["deadline_s"], run["has_api_key"]) == ("m", 30.0, True)
+    assert run["base_url"] == server.url and run["stream"] is True
+    assert b"hunter2" not in db.read_bytes()
