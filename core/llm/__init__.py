@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from core.llm.backend import BackendReply, ChatBackend, ChatRequest, EchoBackend, UsageMeter
     from core.llm.client import ChatClient
-    from core.llm.clock import Clock, FakeClock, RealClock
+    from core.llm.clock import Clock, RealClock
     from core.llm.errors import (
         CONTEXT_ERRORS,
         CallCancelled,
@@ -71,7 +71,6 @@ _WHERE = {
     "Clock": "core.llm.clock",
     "EchoBackend": "core.llm.backend",
     "ErrorKind": "core.llm.errors",
-    "FakeClock": "core.llm.clock",
     "Fault": "core.llm.faults",
     "FaultBoard": "core.llm.faults",
     "LadderEntry": "core.llm.recovery",
@@ -138,7 +137,6 @@ __all__ = [
     "Clock",
     "EchoBackend",
     "ErrorKind",
-    "FakeClock",
     "Fault",
     "FaultBoard",
     "LadderEntry",

@@ -18,7 +18,6 @@ from core.llm import (
     CallCancelled,
     ChatClient,
     ErrorKind,
-    FakeClock,
     Fault,
     ModelCallError,
     ModelServer,
@@ -28,6 +27,7 @@ from core.llm import (
     RetryPolicy,
     call_with_retries,
 )
+from tests.fake_clock import FakeClock
 
 USER = [{"role": "user", "content": "hello"}]
 MODES = [False, True]

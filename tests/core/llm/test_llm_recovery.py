@@ -12,7 +12,6 @@ from llm_helpers import run
 from core.llm import (
     ChatClient,
     ErrorKind,
-    FakeClock,
     Fault,
     LadderEntry,
     ModelCallError,
@@ -24,6 +23,7 @@ from core.llm import (
     UnchangedResendError,
     call_with_recovery,
 )
+from tests.fake_clock import FakeClock
 
 TOO_LONG = ModelCallError(ErrorKind.PROMPT_TOO_LONG, "prompt is too long", status=400)
 ORDER = [

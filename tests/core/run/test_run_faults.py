@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from core.llm import ChatClient, FakeClock, Fault, ModelServer, Script, ScriptedModel, Step
+from core.llm import ChatClient, Fault, ModelServer, Script, ScriptedModel, Step
 from core.run.config import RunConfig
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from core.store import Store
 from tests.core.run.helpers import script, tools
+from tests.fake_clock import FakeClock
 
 
 def _run(

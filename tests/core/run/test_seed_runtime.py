@@ -226,7 +226,8 @@ def test_model_call_retries_reach_the_summary_contract(
 ) -> None:
     """A call that failed and was retried is a "failure and retry" a summary keeps."""
     from core.context.compaction import load_records
-    from core.llm import FakeClock, Fault
+    from core.llm import Fault
+    from tests.fake_clock import FakeClock
 
     server = serve(ScriptedModel(script(1)))
     server.faults.add(Fault.overloaded(), times=2)
