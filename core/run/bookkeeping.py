@@ -7,7 +7,6 @@ import re
 import uuid
 from pathlib import Path
 
-from core.context.compaction import load_records
 from core.context.compaction.summarizer import SummaryRequest
 from core.context.periodic import (
     inject_context,
@@ -78,11 +77,7 @@ class BookkeepingSteps(CompactionSteps):
         """``on_complete``: each goal finished this round is compacted at once (seed A)."""
         for gid in self._goal_done:
             view = self.view()
-            with self.store.read() as r:
-                head = self._head(r)
-                records = (
-                    load_records(r, self.trace_id, head) if self.agent_name == "main" else None
-                )
+            head, records = self._records()
             outcome = self.compactor.on_goal_done(view, gid, records)
             if outcome.compacted:
                 await self._commit_outcome(outcome, head)

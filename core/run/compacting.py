@@ -3,8 +3,11 @@ manual (UI, ``compress_context``), the recovery ladder's compaction steps."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.context.compaction import (
     CompactionOutcome,
+    Records,
     load_records,
     record_outcome,
 )
@@ -14,6 +17,7 @@ from core.errors import ConflictError
 from core.records import CompactionEvent, ContextItem
 from core.run.agent_view import agent_view
 from core.run.base import RunnerCore
+from core.run.knowledge import pending_knowledge
 from core.run.naive import naive_items
 from core.store import HEAD
 
@@ -36,9 +40,7 @@ class CompactionSteps(RunnerCore):
             if kept is None:
                 return None
             return self._record_naive(view, kept)
-        with self.store.read() as r:
-            head = self._head(r)
-            records = load_records(r, self.trace_id, head) if self.agent_name == "main" else None
+        head, records = self._records()
         await self.hooks.fire("pre_compact", {"tokens": token_breakdown(view)[0]})
         if not auto:
             outcome = await self.compactor.compact(view, level, records)
@@ -52,6 +54,16 @@ class CompactionSteps(RunnerCore):
                 self._emit("compaction", {"status": outcome.status, "reason": outcome.reason})
             return None
         return await self._commit_outcome(outcome, head)
+
+    def _records(self) -> tuple[int | None, Records | None]:
+        """The head and what a summary must keep (main agent only), with the knowledge
+        reflection extracted that no ``knowledge_eval`` has judged yet (seed A)."""
+        with self.store.read() as r:
+            head = self._head(r)
+            if self.agent_name != "main":
+                return head, None
+            records = load_records(r, self.trace_id, head)
+            return head, replace(records, knowledge=pending_knowledge(r, self.trace_id))
 
     def _note_breaker(self, was: str) -> None:
         """A change of the compaction breaker's state, as a run event and a stored one
@@ -91,6 +103,7 @@ class CompactionSteps(RunnerCore):
                 "tokens_after": event.tokens_after,
                 "removed": len(event.removed),
                 "revoked_grants": len(revoked),
+                "stages": _stages(outcome),
             },
             event.at_sequence,
         )
@@ -196,3 +209,9 @@ def _boundary(trace_id: str, outcome: CompactionOutcome, at: int | None) -> Comp
         trigger=outcome.trigger,
         details={"layers": [layer.level for layer in outcome.layers]},
     )
+
+
+def _stages(outcome: CompactionOutcome) -> list[str]:
+    """The side branches of the summary this compaction wrote (none without one)."""
+    summary = outcome.summary
+    return [st.stage for st in summary.stages] if summary and summary.result else []
