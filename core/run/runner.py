@@ -38,7 +38,7 @@ from core.run.base import INTRINSIC, ModelPort
 from core.run.bookkeeping import BookkeepingSteps
 from core.run.model_step import ModelSteps
 from core.run.prepare import PrepareSteps
-from core.run.resume import main_path_tail, resume_point
+from core.run.resume import main_path_tail, resume_point, turn_facts
 from core.run.state import Phase, RunResult, StepResult
 from core.run.subagents import SubagentSupport
 from core.run.tool_step import ToolSteps
@@ -145,20 +145,32 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self._cancel.set()
 
     def rewind(self, to_sequence: int) -> None:
-        """Move the head back (STORE-4) and continue from there on the next step."""
+        """Move the head back (STORE-4); the next step continues from there on a new branch,
+        exactly as a runner attached at that point would: the phase follows from the
+        messages there, and nothing of the abandoned continuation is kept (turn steps,
+        final-only, nudge monitors, deferred grants, the provider's token report)."""
         if self.branch_type:
             raise ConflictError("rewind a subagent by rewinding its parent trace")
         self.store.rewind(self.trace_id, to_sequence)
         with self.store.read() as r:
-            self.goals = goal_tree_at(r, self.trace_id)
-            self.iteration = self._count_iterations(r)
-        self.pending = []
-        self.round_calls = []
-        self.call_message = None
+            facts = turn_facts(r, self.trace_id, to_sequence, self.agent_name)
+            msgs = r.iter_main_path(self.trace_id, head=to_sequence)
+            self.compactor.files = FileStateCache.from_messages(msgs, self.compactor.config.files)
+        self.monitors = self.config.monitors()
+        self.ledger = GrantLedger(self.config.grant_budget())
+        self.turn_steps = facts.steps
+        self.turn_index = facts.turn_index if facts.turn_index is not None else self.turn_index
+        self._reported = facts.reported
+        self._last_step = None
+        self._final_only = False
+        self._manual_compact = False
         self._image_grants = []
         self._goal_done = []
-        if self.phase is not Phase.IDLE:
-            self.phase = Phase.PREPARE
+        self._recovered = []
+        self._max_output = self.config.max_output_tokens
+        self.errors = []
+        self.cache.invalidate()
+        self.attach()
         self._emit("state", {"rewind": to_sequence, "phase": str(self.phase)})
 
     def add_constraint(self, text: str) -> Message:
