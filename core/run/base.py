@@ -44,6 +44,7 @@ from core.run.hooks import Hooks
 from core.run.memory import MemoryStore
 from core.run.state import Phase
 from core.run.tools import ToolRegistry
+from core.run.turn import TurnField, TurnState
 from core.skills import SkillRegistry, skill_tool_schema
 from core.store import HEAD, Store
 from core.store.writer import Writer
@@ -78,6 +79,14 @@ class ModelPort(Protocol):
 
 class RunnerCore:
     """State shared by the phases; ``core/run/runner.py:Runner`` puts them together."""
+
+    phase = TurnField[Phase]("phase")
+    pending = TurnField[list[ToolCall]]("pending")
+    round_calls = TurnField[list[ToolCall]]("round_calls")
+    call_message = TurnField["Message | None"]("call_message")
+    turn_steps = TurnField[int]("steps")
+    final = TurnField["str | None"]("final")
+    errors = TurnField[list[str]]("errors")
 
     def __init__(
         self,
@@ -132,33 +141,19 @@ class RunnerCore:
         )
         self.monitors = self.config.monitors()
         self.ledger = GrantLedger(self.config.grant_budget())
-        self.phase = Phase.IDLE
-        self.pending: list[ToolCall] = []
-        self.round_calls: list[ToolCall] = []
-        self.call_message: Message | None = None
+        self.turn = TurnState()
+        """Where the step machine stands in the current turn (``core/run/turn.py``)."""
         self.iteration = 0
-        self.turn_steps = 0
-        self.final: str | None = None
-        self.errors: list[str] = []
         self._max_output: int | None = self.config.max_output_tokens
         self._reported: tuple[int, int] | None = None
-        self._recovered: list[str] = []
-        """Recovery-ladder steps since the last recorded call (LLM-3)."""
         """(prompt tokens the provider reported for the last call, our estimate of that
         request): TOK-2's anchor for ``budget_tokens``."""
-        """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
         self.generation = 0
-        self._last_step: tuple[int, list[str]] | None = None
-        self._final_only = False
-        self._manual_compact = False
-        self._goal_done: list[str] = []
-        self._image_grants: list[NewMessage] = []
         self._pause = False
         self._cancel = asyncio.Event()
         self._subagents = 0
-        self._prepared_from: dict[str, Any] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.cache = ContextCache(trace_id, agent_name)
         with store.read() as r:
@@ -181,10 +176,10 @@ class RunnerCore:
             "monitors": self.monitors.to_state(),
             "ledger": self.ledger.to_state(),
             "config": self.config.to_json(),
-            "turn_steps": self.turn_steps,
-            "last_step": list(self._last_step) if self._last_step is not None else None,
-            "final_only": self._final_only,
-            "manual_compact": self._manual_compact,
+            "turn_steps": self.turn.steps,
+            "last_step": list(self.turn.last_step) if self.turn.last_step is not None else None,
+            "final_only": self.turn.final_only,
+            "manual_compact": self.turn.manual_compact,
             "subagents": self._subagents,
             "reported": list(self._reported) if self._reported else None,
         }

@@ -29,8 +29,8 @@ from core.store.writer import Writer
 class ModelSteps(CompactionSteps):
     # -- MODEL ---------------------------------------------------------------------------------
     async def _model_step(self) -> StepResult:
-        tools = None if self._final_only else self.tool_schemas()
-        tool_choice = "none" if self._final_only else None
+        tools = None if self.turn.final_only else self.tool_schemas()
+        tool_choice = "none" if self.turn.final_only else None
         seen: dict[str, Any] = {}
 
         async def prepare() -> list[dict[str, Any]]:
@@ -82,8 +82,8 @@ class ModelSteps(CompactionSteps):
         except CallCancelled:
             raise
         except CtxlensError as err:
-            self.phase = Phase.DONE
-            self.errors.append(str(err))
+            self.turn.phase = Phase.DONE
+            self.turn.errors.append(str(err))
             self._emit("error", {"error": str(err)})
             self._emit("done", {"reason": "error"})
             return StepResult(Phase.MODEL, Phase.DONE, (), f"model error: {err}")
@@ -101,36 +101,34 @@ class ModelSteps(CompactionSteps):
             )
         self._note_usage(response.usage, seen["tokens"])
         self.iteration += 1
-        self.turn_steps += 1
+        self.turn.steps += 1
         if response.text:
             self._emit("thought", {"text": response.text}, msg.sequence)
         if response.usage:
             self._emit("usage", dict(response.usage), msg.sequence)
-        self._last_step = (msg.token_count, [c.name for c in response.tool_calls])
+        self.turn.last_step = (msg.token_count, [c.name for c in response.tool_calls])
         if response.tool_calls:
-            self.pending = list(response.tool_calls)
-            self.round_calls = list(response.tool_calls)
-            self.call_message = msg
-            self.phase = Phase.TOOLS
-        elif self._continue_after(response):
-            self.pending = []
-            self.round_calls = []
-            self.phase = Phase.PREPARE
+            self.turn.start_round(msg)
+            self.turn.phase = Phase.TOOLS
         else:
-            self.final = response.text
-            self.pending = []
-            self.round_calls = []
-            self.phase = Phase.BOOKKEEPING
-        return StepResult(Phase.MODEL, self.phase, (msg.sequence,), response.finish_reason or "")
+            self.turn.end_round()
+            if self._continue_after(response):
+                self.turn.phase = Phase.PREPARE
+            else:
+                self.turn.final = response.text
+                self.turn.phase = Phase.BOOKKEEPING
+        return StepResult(
+            Phase.MODEL, self.turn.phase, (msg.sequence,), response.finish_reason or ""
+        )
 
     def _continue_after(self, response: ModelResponse) -> bool:
         """Seed B's continuation: a text reply does not end the turn while the reply was cut
         off or goals are still open, steps remain and the run may still use tools; the
         next PREPARE counts it for diminishing returns (INJ-5), which forces the final
         answer when continuing stops paying off."""
-        if not self.config.continue_unfinished or self._final_only or self.branch_type:
+        if not self.config.continue_unfinished or self.turn.final_only or self.branch_type:
             return False
-        if self.turn_steps >= self.config.max_steps - 1:
+        if self.turn.steps >= self.config.max_steps - 1:
             return False
         cut = response.finish_reason == "length"
         open_goals = [g.id for g in self.goals.goals if not g.finished]
@@ -159,7 +157,7 @@ class ModelSteps(CompactionSteps):
 
     def _on_recovery(self, entry: LadderEntry) -> None:
         if entry.changed:
-            self._recovered.append(entry.step.value)  # kept with the next call's row
+            self.turn.recovered.append(entry.step.value)  # kept with the next call's row
         self._emit("error", {"recovery": entry.step.value, "changed": entry.changed})
 
     async def _ladder_compact(self, level: str) -> bool:
@@ -237,13 +235,13 @@ class ModelSteps(CompactionSteps):
                 agent_name=self.agent_name,
                 branch_type=self.branch_type,
                 params={
-                    "tools": not self._final_only,
+                    "tools": not self.turn.final_only,
                     "input_tokens": tokens,
                     "finish_reason": response.finish_reason if response else None,
-                    **({"prepare": self._prepared_from} if self._prepared_from else {}),
-                    **({"recovery": list(self._recovered)} if self._recovered else {}),
+                    **({"prepare": self.turn.prepared_from} if self.turn.prepared_from else {}),
+                    **({"recovery": list(self.turn.recovered)} if self.turn.recovered else {}),
                 },
             ),
             encoded=seen["encoded"],
         )
-        self._recovered = []
+        self.turn.recovered = []
