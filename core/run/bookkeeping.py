@@ -28,7 +28,7 @@ class BookkeepingSteps(CompactionSteps):
                 msgs = self._append(w, self.turn.image_grants)
                 written += [m.sequence for m in msgs]
                 self.turn.image_grants = []
-            if self.turn.round_calls and not self.branch_type:
+            if self.turn.round_calls and self.lane.main_duties:
                 decision = periodic_decision(
                     self.iteration,
                     interval=self.config.injection_interval,
@@ -87,7 +87,7 @@ class BookkeepingSteps(CompactionSteps):
         summarizer = self.compactor.summarizer
         if not self.config.enable_completion_extraction or summarizer is None:
             return
-        if self.branch_type:
+        if not self.lane.main_duties:
             return
         self.view()
         request = SummaryRequest(

@@ -9,17 +9,14 @@ from core.context.compaction import (
     CompactionOutcome,
     Records,
     load_records,
-    record_outcome,
 )
 from core.context.skill_injection import apply_skill_needs, pending_skill_injections
 from core.context.view import View, token_breakdown
 from core.errors import ConflictError
 from core.records import CompactionEvent, ContextItem
-from core.run.agent_view import agent_view
 from core.run.base import RunnerCore
 from core.run.knowledge import pending_knowledge
 from core.run.naive import naive_items
-from core.store import HEAD
 
 
 class CompactionSteps(RunnerCore):
@@ -82,14 +79,8 @@ class CompactionSteps(RunnerCore):
     ) -> CompactionEvent | None:
         try:
             with self.store.write() as w:
-                if self.branch_type:
-                    event = w.record_compaction(_boundary(self.trace_id, outcome, self.tip))
-                else:
-                    event = record_outcome(
-                        w, self.trace_id, outcome, expected_head=head, focus=self.goals.focus
-                    )
-                w.flush()
-                items = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
+                event = self.lane.record_boundary(w, self.trace_id, outcome, head, self.goals.focus)
+                items = self._view_in(w)
                 revoked = self.ledger.revoke_missing(w, self.trace_id, items.items)
         except ConflictError as exc:
             self._emit("error", {"compaction": str(exc)})
@@ -162,13 +153,12 @@ class CompactionSteps(RunnerCore):
                 self.config.skill_recency_threshold,
                 items=self.cache.items,
             )
-            parent = self.tip if self.branch_type else HEAD
             records = apply_skill_needs(
                 w,
                 self.trace_id,
                 self.skills,
                 needs,
-                parent=parent,
+                parent=self.lane.parent(),
                 agent_name=self.agent_name,
                 goal_id=self.goals.focus,
                 branch_type=self.branch_type,
@@ -192,23 +182,6 @@ class CompactionSteps(RunnerCore):
     async def compact_now(self, level: str = "auto") -> CompactionEvent | None:
         """Manual compaction from the UI or CLI: bypasses and resets the breaker."""
         return await self._maybe_compact(manual=True, level=level)
-
-
-def _boundary(trace_id: str, outcome: CompactionOutcome, at: int | None) -> CompactionEvent:
-    """A subagent's boundary, anchored at its own last message."""
-    return CompactionEvent(
-        trace_id=trace_id,
-        level=outcome.applied_level,
-        at_sequence=at,
-        removed=outcome.removed,
-        context_after=tuple(outcome.items),
-        tokens_before=outcome.tokens_before,
-        tokens_after=outcome.tokens_after,
-        messages_before=len(outcome.before.items),
-        messages_after=len(outcome.items),
-        trigger=outcome.trigger,
-        details={"layers": [layer.level for layer in outcome.layers]},
-    )
 
 
 def _stages(outcome: CompactionOutcome) -> list[str]:

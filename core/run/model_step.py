@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from core.context.view import View
@@ -22,8 +23,28 @@ from core.llm import (
 from core.llm.response import StreamEvent, TextDelta
 from core.records import LlmCall, NewMessage
 from core.run.compacting import CompactionSteps
+from core.run.context_cache import ContextCache
 from core.run.state import Phase, StepResult
 from core.store.writer import Writer
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one attempt of a model call sent: the View, its rendered messages and their
+    sha256, the estimated tokens, the encoded items, the last message it could contain."""
+
+    view: View
+    messages: tuple[dict[str, Any], ...]
+    sha256: str
+    tokens: int
+    encoded: list[Any]
+    head: int | None
+
+    @classmethod
+    def of(cls, view: View, cache: ContextCache) -> Sent:
+        head = cache.stamp[0] if cache.stamp else None
+        messages = tuple(cache.openai())
+        return cls(view, messages, cache.sha256(), cache.total, list(cache.encoded), head)
 
 
 class ModelSteps(CompactionSteps):
@@ -31,15 +52,11 @@ class ModelSteps(CompactionSteps):
     async def _model_step(self) -> StepResult:
         tools = None if self.turn.final_only else self.tool_schemas()
         tool_choice = "none" if self.turn.final_only else None
-        seen: dict[str, Any] = {}
+        sent: list[Sent] = []  # the attempt now in flight (the ladder may rebuild it)
 
         async def prepare() -> list[dict[str, Any]]:
-            seen["view"] = self.view()
-            seen["messages"] = self.cache.openai()
-            seen["sha"], seen["tokens"] = self.cache.sha256(), self.cache.total
-            seen["encoded"] = list(self.cache.encoded)
-            seen["head"] = self.cache.stamp[0] if self.cache.stamp else None
-            return list(seen["messages"])
+            sent[:] = [Sent.of(self.view(), self.cache)]
+            return list(sent[0].messages)
 
         async def send(messages: Sequence[Mapping[str, Any]], model: str) -> ModelResponse:
             started = time.perf_counter()
@@ -55,7 +72,8 @@ class ModelSteps(CompactionSteps):
                 )
             except ModelCallError as err:
                 ms = (time.perf_counter() - started) * 1000
-                self._record_call(seen, model, None, None, ms, err)
+                with self.store.write() as w:
+                    self._record_call_in(w, sent[0], model, None, None, ms, err)
                 raise
 
         actions = RecoveryActions(
@@ -92,14 +110,14 @@ class ModelSteps(CompactionSteps):
             (msg,) = self._append(w, [nm])
             self._record_call_in(
                 w,
-                seen,
+                sent[0],
                 response.model or self.config.model,
                 response,
                 msg.sequence,
                 response.latency_ms,
                 None,
             )
-        self._note_usage(response.usage, seen["tokens"])
+        self._note_usage(response.usage, sent[0].tokens)
         self.iteration += 1
         self.turn.steps += 1
         if response.text:
@@ -126,7 +144,7 @@ class ModelSteps(CompactionSteps):
         off or goals are still open, steps remain and the run may still use tools; the
         next PREPARE counts it for diminishing returns (INJ-5), which forces the final
         answer when continuing stops paying off."""
-        if not self.config.continue_unfinished or self.turn.final_only or self.branch_type:
+        if not self.config.continue_unfinished or self.turn.final_only or not self.lane.main_duties:
             return False
         if self.turn.steps >= self.config.max_steps - 1:
             return False
@@ -193,41 +211,25 @@ class ModelSteps(CompactionSteps):
             self._append(w, [nm])
         return True
 
-    def _record_call(
-        self,
-        seen: dict[str, Any],
-        model: str,
-        response: ModelResponse | None,
-        response_seq: int | None,
-        latency_ms: float | None,
-        error: ModelCallError | None,
-    ) -> None:
-        with self.store.write() as w:
-            self._record_call_in(w, seen, model, response, response_seq, latency_ms, error)
-
     def _record_call_in(
         self,
         w: Writer,
-        seen: dict[str, Any],
+        sent: Sent,
         model: str,
         response: ModelResponse | None,
         response_seq: int | None,
         latency_ms: float | None,
         error: ModelCallError | None,
     ) -> None:
-        """One ``llm_calls`` row: the exact items sent (``seen`` from ``prepare``) and the
-        sha256 of the rendered request."""
-        head = seen["head"]  # the last message the context could contain
-        view: View = seen["view"]
-        tokens = seen["tokens"]
+        """One ``llm_calls`` row: the exact items sent and the sha256 of the request."""
         w.record_llm_call(
             LlmCall(
                 trace_id=self.trace_id,
                 call_index=w.next_call_index(self.trace_id),
-                context=view.items,
-                request_sha256=seen["sha"],
+                context=sent.view.items,
+                request_sha256=sent.sha256,
                 model=model,
-                head_sequence=head,
+                head_sequence=sent.head,
                 response_sequence=response_seq,
                 usage=dict(response.usage) if response and response.usage else None,
                 latency_ms=latency_ms,
@@ -236,12 +238,12 @@ class ModelSteps(CompactionSteps):
                 branch_type=self.branch_type,
                 params={
                     "tools": not self.turn.final_only,
-                    "input_tokens": tokens,
+                    "input_tokens": sent.tokens,
                     "finish_reason": response.finish_reason if response else None,
                     **({"prepare": self.turn.prepared_from} if self.turn.prepared_from else {}),
                     **({"recovery": list(self.turn.recovered)} if self.turn.recovered else {}),
                 },
             ),
-            encoded=seen["encoded"],
+            encoded=sent.encoded,
         )
         self.turn.recovered = []

@@ -6,10 +6,8 @@ from __future__ import annotations
 from core.refs import (
     ContextLoad,
 )
-from core.run.agent_view import agent_view
 from core.run.compacting import CompactionSteps
 from core.run.state import Phase, StepResult
-from core.store import HEAD
 from core.store.writer import Writer
 
 
@@ -18,7 +16,7 @@ class PrepareSteps(CompactionSteps):
     async def _prepare(self) -> StepResult:
         written: list[int] = []
         self.view()
-        if not self.branch_type:
+        if self.lane.main_duties:
             self.turn.prepared_from = self._prepare_point()
         pre = self.monitors.before_model_call(self.budget_tokens(), self.turn.last_step)
         self.turn.last_step = None  # counted once, even if this phase runs again (rewind, resume)
@@ -46,8 +44,8 @@ class PrepareSteps(CompactionSteps):
         for request in self.ledger.start_turn():
             w.flush()
             self._make_room_for_images(w, request.ref_id)
-            view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
-            parent = self.tip if self.branch_type else HEAD
+            view = self._view_in(w)
+            parent = self.lane.parent()
             _plan, grant = self.ledger.grant_now(
                 w,
                 self.trace_id,

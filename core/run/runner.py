@@ -83,10 +83,10 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 user,
                 self._system_prompt,
                 agent_name=self.agent_name,
-                parent=self.tip if self.branch_type else None,
+                parent=self.lane.fork_parent(),
                 branch_type=self.branch_type,
                 branch_id=self.branch_id,
-                restore_tasks=not self.branch_type,  # a subagent starts fresh (seed B)
+                restore_tasks=self.lane.main_duties,  # a subagent starts fresh (seed B)
             )
             last = init.task_state or init.user
             self._moved(last.sequence)
@@ -141,7 +141,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         exactly as a runner attached at that point would: the phase follows from the
         messages there, and nothing of the abandoned continuation is kept (turn steps,
         final-only, nudge monitors, deferred grants, the provider's token report)."""
-        if self.branch_type:
+        if not self.lane.main_duties:
             raise ConflictError("rewind a subagent by rewinding its parent trace")
         self.store.rewind(self.trace_id, to_sequence)
         with self.store.read() as r:

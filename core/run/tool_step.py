@@ -26,7 +26,6 @@ from core.refs import (
     store_refs,
 )
 from core.refs.slimming import ImageData
-from core.run.agent_view import agent_view
 from core.run.base import INTRINSIC, RunnerCore, _with
 from core.run.state import Phase, StepResult
 from core.run.tools import Tool, ToolContext, ToolResult, parse_arguments
@@ -225,8 +224,7 @@ class ToolSteps(RunnerCore):
     def _read_ref_result(self, w: Writer, call: ToolCall, args: dict[str, Any]) -> list[Message]:
         call = _resolve_ref_alias(w, self.trace_id, call, args)
         self._make_room_for_images(w, str(json.loads(call.arguments or "{}").get("ref", "")))
-        w.flush()
-        view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
+        view = self._view_in(w)
         plan = plan_read_ref(w.read, self.trace_id, self.ledger, call, ContextLoad.of_view(view))
         nm = _with(plan.tool_result(call.id, self.agent_name), goal_id=self.goals.focus)
         (msg,) = self._append(w, [nm])
