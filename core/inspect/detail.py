@@ -102,7 +102,7 @@ def facts_of(msg: Message, on_path: bool = True) -> tuple[tuple[str, str], ...]:
 def _branch(msg: Message, on_path: bool) -> str:
     if msg.branch_type:
         return f"{msg.branch_type} {msg.branch_id or ''}".strip()
-    return "main" if on_path else "abandoned (off the main path, left by a rewind)"
+    return "main" if on_path else "abandoned by a rewind"
 
 
 def _usage(usage: Any) -> str:
