@@ -35,6 +35,22 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="longest one model call may take in all (default 600, CTXLENS_CALL_DEADLINE_S)",
     )
+    p.add_argument(
+        "--system",
+        metavar="TEXT|@FILE",
+        help="the system prompt of a new trace; it wins over --set system_prompt, "
+        "preset_prompt and the default identity (INJ-1)",
+    )
+    p.add_argument(
+        "--feed",
+        action="append",
+        default=[],
+        metavar="NAME=TEXT|@FILE",
+        help="a source of the periodic context (INJ-2), a file re-read at every injection "
+        "(repeatable): collaborators (JSON [{name, status, detail}] or lines "
+        "'name: status[: detail]'), notifications (one per line), or any other NAME as "
+        "its own '## NAME' section",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -58,12 +74,15 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.demo.world import World
     from core.llm import ChatClient, ModelCompactionSummarizer, ModelSettings
     from core.run.config import RunConfig
+    from core.run.feeds import Feed, feed_sources
     from core.run.live import DEMO_TOOLS
     from core.run.task_run import public_url
     from core.run.tools import ToolRegistry
 
     a = ctx.args
     anchor = _anchor(a.anchor)  # checked before anything is written
+    given = _given_messages(a.system)
+    feeds = feed_sources([Feed.parse(spec) for spec in a.feed])
     store = ctx.store(create=True)
     settings = ModelSettings.resolve(
         base_url=a.base_url,
@@ -105,9 +124,10 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
             tools=tools,
             slimmers=demo_slimmers() if a.demo_tools else None,
             summarizer=ModelCompactionSummarizer(client),
+            context=feeds,
             **extra,
         )
-        await runner.start_turn(a.task)
+        await runner.start_turn(a.task, given)
         outcome = await runner.run()
     with store.read() as r:
         calls = r.llm_calls(trace_id)
@@ -124,6 +144,15 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
         "stopped": outcome.stopped,
         "run_errors": outcome.errors,
     }
+
+
+def _given_messages(system: str | None) -> list[dict[str, str]]:
+    """``--system`` as the run request's system message (first in INJ-1's chain)."""
+    if system is None:
+        return []
+    from core.run.feeds import text_or_file
+
+    return [{"role": "system", "content": text_or_file(system, "--system")}]
 
 
 def _anchor(path: str | None) -> Any:

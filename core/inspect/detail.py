@@ -77,7 +77,9 @@ def _args(arguments: str) -> Any:
         return arguments
 
 
-def facts_of(msg: Message) -> tuple[tuple[str, str], ...]:
+def facts_of(msg: Message, on_path: bool = True) -> tuple[tuple[str, str], ...]:
+    """The Message pane's facts; ``on_path``: whether the message is on the main path (a
+    plain message off it is one a rewind abandoned, never "main")."""
     out = [
         ("message", msg.message_id),
         ("role", msg.role + (f" ({msg.name})" if msg.name else "")),
@@ -85,10 +87,7 @@ def facts_of(msg: Message) -> tuple[tuple[str, str], ...]:
         ("goal", msg.goal_id or "—"),
         ("tokens", f"{msg.token_count:,}"),
         ("agent", msg.agent_name),
-        (
-            "branch",
-            f"{msg.branch_type} {msg.branch_id or ''}".strip() if msg.branch_type else "main",
-        ),
+        ("branch", _branch(msg, on_path)),
         ("parent", "—" if msg.parent_sequence is None else str(msg.parent_sequence)),
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(msg.created_at))),
     ]
@@ -98,6 +97,12 @@ def facts_of(msg: Message) -> tuple[tuple[str, str], ...]:
     if timing is not None:
         out.append(("latency", f"{timing} ms"))
     return tuple(out)
+
+
+def _branch(msg: Message, on_path: bool) -> str:
+    if msg.branch_type:
+        return f"{msg.branch_type} {msg.branch_id or ''}".strip()
+    return "main" if on_path else "abandoned by a rewind"
 
 
 def _usage(usage: Any) -> str:
@@ -131,7 +136,7 @@ def message_detail(
         msg,
         body,
         fmt,
-        facts_of(msg),
+        facts_of(msg, reader.is_on_path(trace_id, sequence, segs)),
         tuple(Link(label, s, rows.get(s)) for label, s in links),
         raw,
     )

@@ -41,11 +41,13 @@ from core.run.config import RunConfig
 from core.run.context_cache import ContextCache
 from core.run.events import EventBus, EventType, RunEvent
 from core.run.hooks import Hooks
+from core.run.lane import SideBranch, lane_for
 from core.run.memory import MemoryStore
 from core.run.state import Phase
 from core.run.tools import ToolRegistry
+from core.run.turn import TurnField, TurnState
 from core.skills import SkillRegistry, skill_tool_schema
-from core.store import HEAD, Store
+from core.store import Store
 from core.store.writer import Writer
 from core.tokens.counter import estimate_prompt_tokens
 
@@ -78,6 +80,32 @@ class ModelPort(Protocol):
 
 class RunnerCore:
     """State shared by the phases; ``core/run/runner.py:Runner`` puts them together."""
+
+    phase = TurnField[Phase]("phase")
+    pending = TurnField[list[ToolCall]]("pending")
+    round_calls = TurnField[list[ToolCall]]("round_calls")
+    call_message = TurnField["Message | None"]("call_message")
+    turn_steps = TurnField[int]("steps")
+    final = TurnField["str | None"]("final")
+    errors = TurnField[list[str]]("errors")
+
+    @property
+    def branch_type(self) -> str | None:
+        return self.lane.branch_type
+
+    @property
+    def branch_id(self) -> str | None:
+        return self.lane.branch_id
+
+    @property
+    def tip(self) -> int | None:
+        """A side branch's last message (``None`` on the main path)."""
+        return self.lane.tip if isinstance(self.lane, SideBranch) else None
+
+    @tip.setter
+    def tip(self, sequence: int | None) -> None:
+        if isinstance(self.lane, SideBranch):
+            self.lane.tip = sequence
 
     def __init__(
         self,
@@ -119,9 +147,8 @@ class RunnerCore:
         self.clock = clock
         self.wall_clock = wall_clock
         self.agent_name = agent_name
-        self.branch_type = branch_type
-        self.branch_id = branch_id
-        self.tip: int | None = fork_at if branch_type else None
+        self.lane = lane_for(branch_type, branch_id, fork_at)
+        """Main path or side branch: where appends go and which duties are this agent's."""
         self.memory = memory or (
             MemoryStore(Path(self.config.memory_dir)) if self.config.memory_dir else None
         )
@@ -132,33 +159,19 @@ class RunnerCore:
         )
         self.monitors = self.config.monitors()
         self.ledger = GrantLedger(self.config.grant_budget())
-        self.phase = Phase.IDLE
-        self.pending: list[ToolCall] = []
-        self.round_calls: list[ToolCall] = []
-        self.call_message: Message | None = None
+        self.turn = TurnState()
+        """Where the step machine stands in the current turn (``core/run/turn.py``)."""
         self.iteration = 0
-        self.turn_steps = 0
-        self.final: str | None = None
-        self.errors: list[str] = []
         self._max_output: int | None = self.config.max_output_tokens
         self._reported: tuple[int, int] | None = None
-        self._recovered: list[str] = []
-        """Recovery-ladder steps since the last recorded call (LLM-3)."""
         """(prompt tokens the provider reported for the last call, our estimate of that
         request): TOK-2's anchor for ``budget_tokens``."""
-        """Why the turn ended in error (a model call that gave up); ``run`` reports it."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
         self.generation = 0
-        self._last_step: tuple[int, list[str]] | None = None
-        self._final_only = False
-        self._manual_compact = False
-        self._goal_done: list[str] = []
-        self._image_grants: list[NewMessage] = []
         self._pause = False
         self._cancel = asyncio.Event()
         self._subagents = 0
-        self._prepared_from: dict[str, Any] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.cache = ContextCache(trace_id, agent_name)
         with store.read() as r:
@@ -181,10 +194,10 @@ class RunnerCore:
             "monitors": self.monitors.to_state(),
             "ledger": self.ledger.to_state(),
             "config": self.config.to_json(),
-            "turn_steps": self.turn_steps,
-            "last_step": list(self._last_step) if self._last_step is not None else None,
-            "final_only": self._final_only,
-            "manual_compact": self._manual_compact,
+            "turn_steps": self.turn.steps,
+            "last_step": list(self.turn.last_step) if self.turn.last_step is not None else None,
+            "final_only": self.turn.final_only,
+            "manual_compact": self.turn.manual_compact,
             "subagents": self._subagents,
             "reported": list(self._reported) if self._reported else None,
         }
@@ -214,13 +227,12 @@ class RunnerCore:
     def _make_room_for_images(self, w: Writer, ref_id: str) -> None:
         """REF-3: before an image grant that would pass the image limit, the oldest images
         in the context become their reference text (``GrantLedger.replace_images``)."""
-        if self.branch_type:
+        if not self.lane.main_duties:
             return
         ref = next((r for r in w.read.refs(self.trace_id) if r.id == ref_id), None)
         if ref is None or not ref.image_blocks:
             return
-        w.flush()
-        view = agent_view(w.read, self.trace_id, w.head(self.trace_id), self.agent_name)
+        view = self._view_in(w)
         keep = self.ledger.budget.max_image_blocks - ref.image_blocks
         if image_blocks_in(view) <= keep:
             return
@@ -238,30 +250,28 @@ class RunnerCore:
         """What the next model call would receive (from the in-memory cache; rebuilt from
         the store whenever anything else changed the trace)."""
         with self.store.read() as r:
-            return self.cache.view(r, self.tip if self.branch_type else None)
+            return self.cache.view(r, self.lane.view_head())
 
     def _head(self, reader: Any) -> int | None:
-        return self.tip if self.branch_type else reader.trace(self.trace_id).head
+        return self.lane.head(reader, self.trace_id)
 
     def _append(self, w: Writer, msgs: list[NewMessage]) -> list[Message]:
         fixed = [
             _with(
                 m,
                 agent_name=self.agent_name,
-                branch_type=self.branch_type,
-                branch_id=self.branch_id,
+                branch_type=self.lane.branch_type,
+                branch_id=self.lane.branch_id,
             )
             for m in msgs
         ]
-        parent = self.tip if self.branch_type else HEAD
-        out = w.append(self.trace_id, fixed, parent=parent)
+        out = w.append(self.trace_id, fixed, parent=self.lane.parent())
         self._moved(out[-1].sequence)
         self.cache.appended(out)
         return out
 
     def _moved(self, sequence: int) -> None:
-        if self.branch_type:
-            self.tip = sequence
+        self.lane.moved(sequence)
 
     def _count_iterations(self, reader: Any) -> int:
         head = self._head(reader)
@@ -347,7 +357,12 @@ class RunnerCore:
         return f"{focus} {goal.title}" if goal is not None else focus
 
     def _tip_or_head(self, w: Writer) -> int | None:
-        return self.tip if self.branch_type else w.head(self.trace_id)
+        return self.lane.head_in(w, self.trace_id)
+
+    def _view_in(self, w: Writer) -> View:
+        """This agent's view as of the open transaction (its writes flushed first)."""
+        w.flush()
+        return agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
 
     # -- checkpoints ------------------------------------------------------------------------
     def _checkpoint(self, kind: str) -> None:

@@ -7,7 +7,6 @@ import re
 import uuid
 from pathlib import Path
 
-from core.context.compaction import load_records
 from core.context.compaction.summarizer import SummaryRequest
 from core.context.periodic import (
     inject_context,
@@ -23,13 +22,13 @@ class BookkeepingSteps(CompactionSteps):
     # -- BOOKKEEPING -----------------------------------------------------------------------
     async def _bookkeeping(self) -> StepResult:
         written: list[int] = []
-        names = [c.name for c in self.round_calls]
+        names = [c.name for c in self.turn.round_calls]
         with self.store.write() as w:
-            if self._image_grants:
-                msgs = self._append(w, self._image_grants)
+            if self.turn.image_grants:
+                msgs = self._append(w, self.turn.image_grants)
                 written += [m.sequence for m in msgs]
-                self._image_grants = []
-            if self.round_calls and not self.branch_type:
+                self.turn.image_grants = []
+            if self.turn.round_calls and self.lane.main_duties:
                 decision = periodic_decision(
                     self.iteration,
                     interval=self.config.injection_interval,
@@ -53,36 +52,31 @@ class BookkeepingSteps(CompactionSteps):
                         msgs[-1].sequence,
                     )
         if (
-            self._goal_done
+            self.turn.goal_done
             and self.config.goal_mode == "on_complete"
             and (self.config.compaction == "ctxlens")
         ):
             await self._compact_done_goals()
-        self._goal_done = []
+        self.turn.goal_done = []
         await self.hooks.fire("step_complete", {"iteration": self.iteration})
-        self.round_calls = []
-        self.call_message = None
-        if self.final is not None:
+        self.turn.end_round()
+        if self.turn.final is not None:
             await self._reflect_on_completion()
             self._end_turn()
-            self.phase = Phase.DONE
-            self._emit("done", {"final": self.final})
+            self.turn.phase = Phase.DONE
+            self._emit("done", {"final": self.turn.final})
         else:
-            self.phase = Phase.PREPARE
+            self.turn.phase = Phase.PREPARE
             every = self.config.checkpoint_rounds
             if every > 0 and self.iteration % every == 0:
                 self._checkpoint("round")
-        return StepResult(Phase.BOOKKEEPING, self.phase, tuple(written))
+        return StepResult(Phase.BOOKKEEPING, self.turn.phase, tuple(written))
 
     async def _compact_done_goals(self) -> None:
         """``on_complete``: each goal finished this round is compacted at once (seed A)."""
-        for gid in self._goal_done:
+        for gid in self.turn.goal_done:
             view = self.view()
-            with self.store.read() as r:
-                head = self._head(r)
-                records = (
-                    load_records(r, self.trace_id, head) if self.agent_name == "main" else None
-                )
+            head, records = self._records()
             outcome = self.compactor.on_goal_done(view, gid, records)
             if outcome.compacted:
                 await self._commit_outcome(outcome, head)
@@ -93,7 +87,7 @@ class BookkeepingSteps(CompactionSteps):
         summarizer = self.compactor.summarizer
         if not self.config.enable_completion_extraction or summarizer is None:
             return
-        if self.branch_type:
+        if not self.lane.main_duties:
             return
         self.view()
         request = SummaryRequest(

@@ -3,19 +3,20 @@ manual (UI, ``compress_context``), the recovery ladder's compaction steps."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.context.compaction import (
     CompactionOutcome,
+    Records,
     load_records,
-    record_outcome,
 )
 from core.context.skill_injection import apply_skill_needs, pending_skill_injections
 from core.context.view import View, token_breakdown
 from core.errors import ConflictError
 from core.records import CompactionEvent, ContextItem
-from core.run.agent_view import agent_view
 from core.run.base import RunnerCore
+from core.run.knowledge import pending_knowledge
 from core.run.naive import naive_items
-from core.store import HEAD
 
 
 class CompactionSteps(RunnerCore):
@@ -36,9 +37,7 @@ class CompactionSteps(RunnerCore):
             if kept is None:
                 return None
             return self._record_naive(view, kept)
-        with self.store.read() as r:
-            head = self._head(r)
-            records = load_records(r, self.trace_id, head) if self.agent_name == "main" else None
+        head, records = self._records()
         await self.hooks.fire("pre_compact", {"tokens": token_breakdown(view)[0]})
         if not auto:
             outcome = await self.compactor.compact(view, level, records)
@@ -52,6 +51,16 @@ class CompactionSteps(RunnerCore):
                 self._emit("compaction", {"status": outcome.status, "reason": outcome.reason})
             return None
         return await self._commit_outcome(outcome, head)
+
+    def _records(self) -> tuple[int | None, Records | None]:
+        """The head and what a summary must keep (main agent only), with the knowledge
+        reflection extracted that no ``knowledge_eval`` has judged yet (seed A)."""
+        with self.store.read() as r:
+            head = self._head(r)
+            if self.agent_name != "main":
+                return head, None
+            records = load_records(r, self.trace_id, head)
+            return head, replace(records, knowledge=pending_knowledge(r, self.trace_id))
 
     def _note_breaker(self, was: str) -> None:
         """A change of the compaction breaker's state, as a run event and a stored one
@@ -70,14 +79,8 @@ class CompactionSteps(RunnerCore):
     ) -> CompactionEvent | None:
         try:
             with self.store.write() as w:
-                if self.branch_type:
-                    event = w.record_compaction(_boundary(self.trace_id, outcome, self.tip))
-                else:
-                    event = record_outcome(
-                        w, self.trace_id, outcome, expected_head=head, focus=self.goals.focus
-                    )
-                w.flush()
-                items = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
+                event = self.lane.record_boundary(w, self.trace_id, outcome, head, self.goals.focus)
+                items = self._view_in(w)
                 revoked = self.ledger.revoke_missing(w, self.trace_id, items.items)
         except ConflictError as exc:
             self._emit("error", {"compaction": str(exc)})
@@ -91,6 +94,7 @@ class CompactionSteps(RunnerCore):
                 "tokens_after": event.tokens_after,
                 "removed": len(event.removed),
                 "revoked_grants": len(revoked),
+                "stages": _stages(outcome),
             },
             event.at_sequence,
         )
@@ -149,13 +153,12 @@ class CompactionSteps(RunnerCore):
                 self.config.skill_recency_threshold,
                 items=self.cache.items,
             )
-            parent = self.tip if self.branch_type else HEAD
             records = apply_skill_needs(
                 w,
                 self.trace_id,
                 self.skills,
                 needs,
-                parent=parent,
+                parent=self.lane.parent(),
                 agent_name=self.agent_name,
                 goal_id=self.goals.focus,
                 branch_type=self.branch_type,
@@ -181,18 +184,7 @@ class CompactionSteps(RunnerCore):
         return await self._maybe_compact(manual=True, level=level)
 
 
-def _boundary(trace_id: str, outcome: CompactionOutcome, at: int | None) -> CompactionEvent:
-    """A subagent's boundary, anchored at its own last message."""
-    return CompactionEvent(
-        trace_id=trace_id,
-        level=outcome.applied_level,
-        at_sequence=at,
-        removed=outcome.removed,
-        context_after=tuple(outcome.items),
-        tokens_before=outcome.tokens_before,
-        tokens_after=outcome.tokens_after,
-        messages_before=len(outcome.before.items),
-        messages_after=len(outcome.items),
-        trigger=outcome.trigger,
-        details={"layers": [layer.level for layer in outcome.layers]},
-    )
+def _stages(outcome: CompactionOutcome) -> list[str]:
+    """The side branches of the summary this compaction wrote (none without one)."""
+    summary = outcome.summary
+    return [st.stage for st in summary.stages] if summary and summary.result else []

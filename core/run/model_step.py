@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from core.context.view import View
@@ -22,24 +23,40 @@ from core.llm import (
 from core.llm.response import StreamEvent, TextDelta
 from core.records import LlmCall, NewMessage
 from core.run.compacting import CompactionSteps
+from core.run.context_cache import ContextCache
 from core.run.state import Phase, StepResult
 from core.store.writer import Writer
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one attempt of a model call sent: the View, its rendered messages and their
+    sha256, the estimated tokens, the encoded items, the last message it could contain."""
+
+    view: View
+    messages: tuple[dict[str, Any], ...]
+    sha256: str
+    tokens: int
+    encoded: list[Any]
+    head: int | None
+
+    @classmethod
+    def of(cls, view: View, cache: ContextCache) -> Sent:
+        head = cache.stamp[0] if cache.stamp else None
+        messages = tuple(cache.openai())
+        return cls(view, messages, cache.sha256(), cache.total, list(cache.encoded), head)
 
 
 class ModelSteps(CompactionSteps):
     # -- MODEL ---------------------------------------------------------------------------------
     async def _model_step(self) -> StepResult:
-        tools = None if self._final_only else self.tool_schemas()
-        tool_choice = "none" if self._final_only else None
-        seen: dict[str, Any] = {}
+        tools = None if self.turn.final_only else self.tool_schemas()
+        tool_choice = "none" if self.turn.final_only else None
+        sent: list[Sent] = []  # the attempt now in flight (the ladder may rebuild it)
 
         async def prepare() -> list[dict[str, Any]]:
-            seen["view"] = self.view()
-            seen["messages"] = self.cache.openai()
-            seen["sha"], seen["tokens"] = self.cache.sha256(), self.cache.total
-            seen["encoded"] = list(self.cache.encoded)
-            seen["head"] = self.cache.stamp[0] if self.cache.stamp else None
-            return list(seen["messages"])
+            sent[:] = [Sent.of(self.view(), self.cache)]
+            return list(sent[0].messages)
 
         async def send(messages: Sequence[Mapping[str, Any]], model: str) -> ModelResponse:
             started = time.perf_counter()
@@ -55,7 +72,8 @@ class ModelSteps(CompactionSteps):
                 )
             except ModelCallError as err:
                 ms = (time.perf_counter() - started) * 1000
-                self._record_call(seen, model, None, None, ms, err)
+                with self.store.write() as w:
+                    self._record_call_in(w, sent[0], model, None, None, ms, err)
                 raise
 
         actions = RecoveryActions(
@@ -82,8 +100,8 @@ class ModelSteps(CompactionSteps):
         except CallCancelled:
             raise
         except CtxlensError as err:
-            self.phase = Phase.DONE
-            self.errors.append(str(err))
+            self.turn.phase = Phase.DONE
+            self.turn.errors.append(str(err))
             self._emit("error", {"error": str(err)})
             self._emit("done", {"reason": "error"})
             return StepResult(Phase.MODEL, Phase.DONE, (), f"model error: {err}")
@@ -92,45 +110,43 @@ class ModelSteps(CompactionSteps):
             (msg,) = self._append(w, [nm])
             self._record_call_in(
                 w,
-                seen,
+                sent[0],
                 response.model or self.config.model,
                 response,
                 msg.sequence,
                 response.latency_ms,
                 None,
             )
-        self._note_usage(response.usage, seen["tokens"])
+        self._note_usage(response.usage, sent[0].tokens)
         self.iteration += 1
-        self.turn_steps += 1
+        self.turn.steps += 1
         if response.text:
             self._emit("thought", {"text": response.text}, msg.sequence)
         if response.usage:
             self._emit("usage", dict(response.usage), msg.sequence)
-        self._last_step = (msg.token_count, [c.name for c in response.tool_calls])
+        self.turn.last_step = (msg.token_count, [c.name for c in response.tool_calls])
         if response.tool_calls:
-            self.pending = list(response.tool_calls)
-            self.round_calls = list(response.tool_calls)
-            self.call_message = msg
-            self.phase = Phase.TOOLS
-        elif self._continue_after(response):
-            self.pending = []
-            self.round_calls = []
-            self.phase = Phase.PREPARE
+            self.turn.start_round(msg)
+            self.turn.phase = Phase.TOOLS
         else:
-            self.final = response.text
-            self.pending = []
-            self.round_calls = []
-            self.phase = Phase.BOOKKEEPING
-        return StepResult(Phase.MODEL, self.phase, (msg.sequence,), response.finish_reason or "")
+            self.turn.end_round()
+            if self._continue_after(response):
+                self.turn.phase = Phase.PREPARE
+            else:
+                self.turn.final = response.text
+                self.turn.phase = Phase.BOOKKEEPING
+        return StepResult(
+            Phase.MODEL, self.turn.phase, (msg.sequence,), response.finish_reason or ""
+        )
 
     def _continue_after(self, response: ModelResponse) -> bool:
         """Seed B's continuation: a text reply does not end the turn while the reply was cut
         off or goals are still open, steps remain and the run may still use tools; the
         next PREPARE counts it for diminishing returns (INJ-5), which forces the final
         answer when continuing stops paying off."""
-        if not self.config.continue_unfinished or self._final_only or self.branch_type:
+        if not self.config.continue_unfinished or self.turn.final_only or not self.lane.main_duties:
             return False
-        if self.turn_steps >= self.config.max_steps - 1:
+        if self.turn.steps >= self.config.max_steps - 1:
             return False
         cut = response.finish_reason == "length"
         open_goals = [g.id for g in self.goals.goals if not g.finished]
@@ -159,7 +175,7 @@ class ModelSteps(CompactionSteps):
 
     def _on_recovery(self, entry: LadderEntry) -> None:
         if entry.changed:
-            self._recovered.append(entry.step.value)  # kept with the next call's row
+            self.turn.recovered.append(entry.step.value)  # kept with the next call's row
         self._emit("error", {"recovery": entry.step.value, "changed": entry.changed})
 
     async def _ladder_compact(self, level: str) -> bool:
@@ -195,41 +211,25 @@ class ModelSteps(CompactionSteps):
             self._append(w, [nm])
         return True
 
-    def _record_call(
-        self,
-        seen: dict[str, Any],
-        model: str,
-        response: ModelResponse | None,
-        response_seq: int | None,
-        latency_ms: float | None,
-        error: ModelCallError | None,
-    ) -> None:
-        with self.store.write() as w:
-            self._record_call_in(w, seen, model, response, response_seq, latency_ms, error)
-
     def _record_call_in(
         self,
         w: Writer,
-        seen: dict[str, Any],
+        sent: Sent,
         model: str,
         response: ModelResponse | None,
         response_seq: int | None,
         latency_ms: float | None,
         error: ModelCallError | None,
     ) -> None:
-        """One ``llm_calls`` row: the exact items sent (``seen`` from ``prepare``) and the
-        sha256 of the rendered request."""
-        head = seen["head"]  # the last message the context could contain
-        view: View = seen["view"]
-        tokens = seen["tokens"]
+        """One ``llm_calls`` row: the exact items sent and the sha256 of the request."""
         w.record_llm_call(
             LlmCall(
                 trace_id=self.trace_id,
                 call_index=w.next_call_index(self.trace_id),
-                context=view.items,
-                request_sha256=seen["sha"],
+                context=sent.view.items,
+                request_sha256=sent.sha256,
                 model=model,
-                head_sequence=head,
+                head_sequence=sent.head,
                 response_sequence=response_seq,
                 usage=dict(response.usage) if response and response.usage else None,
                 latency_ms=latency_ms,
@@ -237,13 +237,13 @@ class ModelSteps(CompactionSteps):
                 agent_name=self.agent_name,
                 branch_type=self.branch_type,
                 params={
-                    "tools": not self._final_only,
-                    "input_tokens": tokens,
+                    "tools": not self.turn.final_only,
+                    "input_tokens": sent.tokens,
                     "finish_reason": response.finish_reason if response else None,
-                    **({"prepare": self._prepared_from} if self._prepared_from else {}),
-                    **({"recovery": list(self._recovered)} if self._recovered else {}),
+                    **({"prepare": self.turn.prepared_from} if self.turn.prepared_from else {}),
+                    **({"recovery": list(self.turn.recovered)} if self.turn.recovered else {}),
                 },
             ),
-            encoded=seen["encoded"],
+            encoded=sent.encoded,
         )
-        self._recovered = []
+        self.turn.recovered = []

@@ -6,10 +6,8 @@ from __future__ import annotations
 from core.refs import (
     ContextLoad,
 )
-from core.run.agent_view import agent_view
 from core.run.compacting import CompactionSteps
 from core.run.state import Phase, StepResult
-from core.store import HEAD
 from core.store.writer import Writer
 
 
@@ -18,13 +16,13 @@ class PrepareSteps(CompactionSteps):
     async def _prepare(self) -> StepResult:
         written: list[int] = []
         self.view()
-        if not self.branch_type:
-            self._prepared_from = self._prepare_point()
-        pre = self.monitors.before_model_call(self.budget_tokens(), self._last_step)
-        self._last_step = None  # counted once, even if this phase runs again (rewind, resume)
-        self._final_only = self._final_only or pre.final_answer_without_tools
-        if self.turn_steps >= self.config.max_steps - 1:  # the last allowed call answers
-            self._final_only = True
+        if self.lane.main_duties:
+            self.turn.prepared_from = self._prepare_point()
+        pre = self.monitors.before_model_call(self.budget_tokens(), self.turn.last_step)
+        self.turn.last_step = None  # counted once, even if this phase runs again (rewind, resume)
+        self.turn.final_only = self.turn.final_only or pre.final_answer_without_tools
+        if self.turn.steps >= self.config.max_steps - 1:  # the last allowed call answers
+            self.turn.final_only = True
         with self.store.write() as w:
             written += self._retry_deferred_grants(w)
             if pre.nudges:
@@ -32,10 +30,10 @@ class PrepareSteps(CompactionSteps):
                 written += [m.sequence for m in msgs]
                 for n in pre.nudges:
                     self._emit("nudge", {"name": n.name, "text": n.text}, msgs[0].sequence)
-        event = await self._maybe_compact(manual=self._manual_compact)
-        self._manual_compact = False
+        event = await self._maybe_compact(manual=self.turn.manual_compact)
+        self.turn.manual_compact = False
         written += self._inject_caller_skills()  # after compaction: the call carries them
-        self.phase = Phase.MODEL
+        self.turn.phase = Phase.MODEL
         detail = f"compaction {event.level}" if event is not None else ""
         return StepResult(Phase.PREPARE, Phase.MODEL, tuple(written), detail)
 
@@ -46,8 +44,8 @@ class PrepareSteps(CompactionSteps):
         for request in self.ledger.start_turn():
             w.flush()
             self._make_room_for_images(w, request.ref_id)
-            view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
-            parent = self.tip if self.branch_type else HEAD
+            view = self._view_in(w)
+            parent = self.lane.parent()
             _plan, grant = self.ledger.grant_now(
                 w,
                 self.trace_id,

@@ -59,3 +59,48 @@ def resume_point_of(reader: Any, trace_id: str) -> ResumePoint:
 
 def resume_phase(reader: Any, trace_id: str) -> Phase:
     return resume_point_of(reader, trace_id).phase
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the turn a head lies in says of itself: the runner's turn counters there."""
+
+    turn_index: int | None = None
+    steps: int = 0
+    """Model calls of the agent since the turn's user message, on the path."""
+    reported: tuple[int, int] | None = None
+    """(prompt tokens the provider reported, our estimate) of the last answered call on
+    the path: TOK-2's anchor (``RunnerCore.budget_tokens``)."""
+
+
+def turn_facts(reader: Any, trace_id: str, head: int, agent_name: str = "main") -> TurnFacts:
+    """The turn counters at ``head`` as a runner that had just reached it would hold them
+    (a rewind: nothing of the abandoned continuation counts)."""
+    path = {m.sequence: m for m in reader.iter_main_path(trace_id, head=head)}
+    turn_index, start = None, -1
+    for session in reader.sessions(trace_id):
+        for turn in reader.turns(session["id"]):
+            user = turn["user_sequence"]
+            if user in path and user > start:
+                turn_index, start = int(turn["turn_index"]), int(user)
+    steps = sum(
+        1
+        for seq, m in path.items()
+        if seq > start and m.role == "assistant" and m.kind == "message"
+        and m.agent_name == agent_name
+    )  # fmt: skip
+    return TurnFacts(turn_index, steps, _reported(reader, trace_id, path, agent_name))
+
+
+def _reported(
+    reader: Any, trace_id: str, path: dict[int, Message], agent_name: str
+) -> tuple[int, int] | None:
+    for call in reversed(reader.llm_calls(trace_id)):
+        if call.agent_name != agent_name or call.response_sequence not in path:
+            continue
+        prompt = (call.usage or {}).get("prompt_tokens")
+        estimate = (call.params or {}).get("input_tokens")
+        if isinstance(prompt, int) and prompt > 0 and isinstance(estimate, int):
+            return prompt, estimate
+        return None
+    return None

@@ -38,10 +38,11 @@ from core.run.base import INTRINSIC, ModelPort
 from core.run.bookkeeping import BookkeepingSteps
 from core.run.model_step import ModelSteps
 from core.run.prepare import PrepareSteps
-from core.run.resume import main_path_tail, resume_point
+from core.run.resume import main_path_tail, resume_point, turn_facts
 from core.run.state import Phase, RunResult, StepResult
 from core.run.subagents import SubagentSupport
 from core.run.tool_step import ToolSteps
+from core.run.turn import TurnState
 from core.store.writer import Writer
 
 __all__ = ["INTRINSIC", "ModelPort", "Runner"]
@@ -57,8 +58,8 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         """Open a turn: system prompt if the trace has none, the user message, task state.
         A system message in ``messages`` (OpenAI shape) is used as the system prompt."""
         self.given_messages = tuple(messages)
-        if self.phase not in (Phase.IDLE, Phase.DONE):
-            raise ConflictError(f"a turn is already open (phase {self.phase})")
+        if self.turn.phase not in (Phase.IDLE, Phase.DONE):
+            raise ConflictError(f"a turn is already open (phase {self.turn.phase})")
         with self.store.write() as w:
             opened = self.session_id is None and self.agent_name == "main"
             resumed = False
@@ -82,21 +83,16 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 user,
                 self._system_prompt,
                 agent_name=self.agent_name,
-                parent=self.tip if self.branch_type else None,
+                parent=self.lane.fork_parent(),
                 branch_type=self.branch_type,
                 branch_id=self.branch_id,
-                restore_tasks=not self.branch_type,  # a subagent starts fresh (seed B)
+                restore_tasks=self.lane.main_duties,  # a subagent starts fresh (seed B)
             )
             last = init.task_state or init.user
             self._moved(last.sequence)
             if self.session_id is not None:
                 self.turn_index = w.start_turn(self.session_id, init.user.sequence)
-        self.phase = Phase.PREPARE
-        self.turn_steps = 0
-        self.final = None
-        self.errors = []
-        self._final_only = False
-        self._last_step = None
+        self.turn = TurnState.opened(self.turn)
         if opened:
             await self.hooks.fire(
                 "session_start", {"session_id": self.session_id, "resumed": resumed}
@@ -123,18 +119,14 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         with self.store.read() as r:
             head = self._head(r)
             if head is None:
-                self.phase = Phase.IDLE
-                return self.phase
+                self.turn.phase = Phase.IDLE
+                return self.turn.phase
             point = resume_point(main_path_tail(r, self.trace_id, head))
             self.goals = goal_tree_at(r, self.trace_id, head)
             self.iteration = self._count_iterations(r)
-        self.call_message = point.call_message
-        self.round_calls = list(point.call_message.tool_calls) if point.call_message else []
-        self.pending = list(point.pending)
-        self.final = point.final
-        self.phase = point.phase
-        self._emit("state", {"attached": head, "phase": str(self.phase)})
-        return self.phase
+        self.turn = self.turn.attached(point)
+        self._emit("state", {"attached": head, "phase": str(self.turn.phase)})
+        return self.turn.phase
 
     def pause(self) -> None:
         """Stop ``run`` before its next step (the current step finishes)."""
@@ -145,21 +137,26 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self._cancel.set()
 
     def rewind(self, to_sequence: int) -> None:
-        """Move the head back (STORE-4) and continue from there on the next step."""
-        if self.branch_type:
+        """Move the head back (STORE-4); the next step continues from there on a new branch,
+        exactly as a runner attached at that point would: the phase follows from the
+        messages there, and nothing of the abandoned continuation is kept (turn steps,
+        final-only, nudge monitors, deferred grants, the provider's token report)."""
+        if not self.lane.main_duties:
             raise ConflictError("rewind a subagent by rewinding its parent trace")
         self.store.rewind(self.trace_id, to_sequence)
         with self.store.read() as r:
-            self.goals = goal_tree_at(r, self.trace_id)
-            self.iteration = self._count_iterations(r)
-        self.pending = []
-        self.round_calls = []
-        self.call_message = None
-        self._image_grants = []
-        self._goal_done = []
-        if self.phase is not Phase.IDLE:
-            self.phase = Phase.PREPARE
-        self._emit("state", {"rewind": to_sequence, "phase": str(self.phase)})
+            facts = turn_facts(r, self.trace_id, to_sequence, self.agent_name)
+            msgs = r.iter_main_path(self.trace_id, head=to_sequence)
+            self.compactor.files = FileStateCache.from_messages(msgs, self.compactor.config.files)
+        self.monitors = self.config.monitors()
+        self.ledger = GrantLedger(self.config.grant_budget())
+        self.turn_index = facts.turn_index if facts.turn_index is not None else self.turn_index
+        self._reported = facts.reported
+        self._max_output = self.config.max_output_tokens
+        self.turn = TurnState(steps=facts.steps)
+        self.cache.invalidate()
+        self.attach()
+        self._emit("state", {"rewind": to_sequence, "phase": str(self.turn.phase)})
 
     def add_constraint(self, text: str) -> Message:
         """A user constraint mid-run (kept by every compaction's summary contract)."""
@@ -194,11 +191,11 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.monitors.duplicates.threshold = fresh.duplicates.threshold
         self.ledger = GrantLedger.from_state(state.get("ledger") or {})
         self.ledger.budget = self.config.grant_budget()
-        self.turn_steps = int(state.get("turn_steps") or 0)
+        self.turn.steps = int(state.get("turn_steps") or 0)
         last = state.get("last_step")
-        self._last_step = (int(last[0]), [str(n) for n in last[1]]) if last else None
-        self._final_only = bool(state.get("final_only"))
-        self._manual_compact = bool(state.get("manual_compact"))
+        self.turn.last_step = (int(last[0]), [str(n) for n in last[1]]) if last else None
+        self.turn.final_only = bool(state.get("final_only"))
+        self.turn.manual_compact = bool(state.get("manual_compact"))
         self._subagents = int(state.get("subagents") or 0)
         reported = state.get("reported")
         self._reported = (int(reported[0]), int(reported[1])) if reported else None
@@ -219,12 +216,13 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         assistant message whose round was cut short) still to execute."""
         if pending and call is None:
             raise ConflictError("pending tool calls need the assistant message that made them")
-        self.pending = list(pending)
-        self.round_calls = list(call.tool_calls) if call is not None and pending else []
-        self.call_message = call if pending else None
-        self.final = None
-        self.errors = []
-        self.phase = Phase.TOOLS if pending else at
+        self.turn.end_round()
+        if call is not None and pending:
+            self.turn.start_round(call)
+            self.turn.pending = list(pending)
+        self.turn.final = None
+        self.turn.errors = []
+        self.turn.phase = Phase.TOOLS if pending else at
 
     async def run(
         self, max_steps: int | None = None, pause_at: Collection[Phase] = ()
@@ -235,8 +233,8 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         next tool."""
         self._pause = False
         result = RunResult()
-        while self.phase not in (Phase.DONE, Phase.IDLE):
-            if self._pause or (result.steps and self.phase in pause_at):
+        while self.turn.phase not in (Phase.DONE, Phase.IDLE):
+            if self._pause or (result.steps and self.turn.phase in pause_at):
                 result.stopped = "paused"
                 return result
             if self._cancel.is_set():
@@ -255,19 +253,23 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 result.llm_calls += 1
             elif step.ran is Phase.TOOLS:
                 result.tool_calls += 1
-        result.final = self.final
-        result.errors = list(self.errors)
-        result.stopped = "error" if self.errors else "done"
-        if self.phase is Phase.DONE and self.agent_name == "main":
+        result.final = self.turn.final
+        result.errors = list(self.turn.errors)
+        result.stopped = "error" if self.turn.errors else "done"
+        if self.turn.phase is Phase.DONE and self.agent_name == "main":
             await self.hooks.fire(
                 "session_stop",
-                {"session_id": self.session_id, "stopped": result.stopped, "final": self.final},
+                {
+                    "session_id": self.session_id,
+                    "stopped": result.stopped,
+                    "final": self.turn.final,
+                },
             )
         return result
 
     async def step(self) -> StepResult:
         """Run exactly one phase and return what it did."""
-        phase = self.phase
+        phase = self.turn.phase
         if phase is Phase.PREPARE:
             return await self._prepare()
         if phase is Phase.MODEL:

@@ -30,7 +30,7 @@ class SubagentSupport(RunnerCore):
         compaction and duplicate detection, at most ``max_steps`` model calls then a forced
         final answer; only its final text returns to the parent. ``skills``: what its system
         prompt lists (``None``: all)."""
-        assert self.call_message is not None, "subagents start from a tool call"
+        assert self.turn.call_message is not None, "subagents start from a tool call"
         self._subagents += 1
         agent = f"{name}-{self._subagents}"
         config = _replace_config(
@@ -58,7 +58,7 @@ class SubagentSupport(RunnerCore):
             agent_name=agent,
             branch_type="subagent",
             branch_id=recorded[0] if recorded else f"{agent}-{uuid.uuid4().hex[:8]}",
-            fork_at=self.call_message.sequence,
+            fork_at=self.turn.call_message.sequence,
         )
         child._cancel = self._cancel
         await self.hooks.fire("subagent_start", {"agent": agent, "task": task})
@@ -80,13 +80,13 @@ class SubagentSupport(RunnerCore):
     def _recorded_subagent(self, agent: str) -> tuple[str, int] | None:
         """``(branch id, last message)`` of a subagent ``agent`` already forked at this
         call (a run killed inside it and resumed), or ``None``."""
-        assert self.call_message is not None
+        assert self.turn.call_message is not None
         m = t.messages.c
         with self.store.read() as r:
             root = r.conn.execute(
                 select(m.branch_id).where(
                     m.trace_id == self.trace_id,
-                    m.parent_sequence == self.call_message.sequence,
+                    m.parent_sequence == self.turn.call_message.sequence,
                     m.branch_type == "subagent",
                     m.agent_name == agent,
                 )

@@ -26,7 +26,6 @@ from core.refs import (
     store_refs,
 )
 from core.refs.slimming import ImageData
-from core.run.agent_view import agent_view
 from core.run.base import INTRINSIC, RunnerCore, _with
 from core.run.state import Phase, StepResult
 from core.run.tools import Tool, ToolContext, ToolResult, parse_arguments
@@ -37,13 +36,13 @@ from core.store.writer import Writer
 class ToolSteps(RunnerCore):
     # -- TOOLS ---------------------------------------------------------------------------------
     async def _tool_step(self) -> StepResult:
-        call = self.pending.pop(0)
-        assert self.call_message is not None
+        call = self.turn.pending.pop(0)
+        assert self.turn.call_message is not None
         started = time.perf_counter()
         self._emit(
             "tool_call",
             {"name": call.name, "arguments": call.arguments},
-            self.call_message.sequence,
+            self.turn.call_message.sequence,
             call.id,
         )
         blocked = self.monitors.duplicates.check(call)
@@ -73,9 +72,9 @@ class ToolSteps(RunnerCore):
             msgs[0].sequence if msgs else None,
             call.id,
         )
-        if not self.pending:
-            self.phase = Phase.BOOKKEEPING
-        return StepResult(Phase.TOOLS, self.phase, tuple(m.sequence for m in msgs), call.name)
+        if not self.turn.pending:
+            self.turn.phase = Phase.BOOKKEEPING
+        return StepResult(Phase.TOOLS, self.turn.phase, tuple(m.sequence for m in msgs), call.name)
 
     async def _execute(self, call: ToolCall) -> tuple[ToolResult, str]:
         try:
@@ -143,7 +142,7 @@ class ToolSteps(RunnerCore):
             res = skill_tool_result(self.skills, args)
             return ToolResult(res.text, not res.ok, metadata={"skill": args.get("name")})
         if name == "compress_context":
-            self._manual_compact = True
+            self.turn.manual_compact = True
             return ToolResult("Compaction will run before the next model call.")
         if name == "save_memory":
             if self.memory is None:
@@ -164,7 +163,7 @@ class ToolSteps(RunnerCore):
         return ToolResult("", metadata={"deferred": name, "args": args})
 
     def _write_result(self, w: Writer, call: ToolCall, result: ToolResult) -> list[Message]:
-        assert self.call_message is not None
+        assert self.turn.call_message is not None
         meta = dict(result.metadata or {})
         deferred = meta.pop("deferred", None)
         args = meta.pop("args", {})
@@ -198,7 +197,7 @@ class ToolSteps(RunnerCore):
             skill = (result.metadata or {}).get("skill")
             if skill:
                 record_model_skill_load(
-                    w, self.trace_id, str(skill), self.call_message.sequence, msg.sequence
+                    w, self.trace_id, str(skill), self.turn.call_message.sequence, msg.sequence
                 )
         if call.name == "todo_write" and "todos" in meta:
             todos = [dict(t, id=t.get("id", n)) for n, t in enumerate(meta["todos"])]
@@ -218,15 +217,14 @@ class ToolSteps(RunnerCore):
         for ev in res.events:
             w.add_goal_event(ev)
             if ev.op in ("done", "abandon") and ev.goal_id:
-                self._goal_done.append(ev.goal_id)
+                self.turn.goal_done.append(ev.goal_id)
         self.goals = res.tree
         return [msg]
 
     def _read_ref_result(self, w: Writer, call: ToolCall, args: dict[str, Any]) -> list[Message]:
         call = _resolve_ref_alias(w, self.trace_id, call, args)
         self._make_room_for_images(w, str(json.loads(call.arguments or "{}").get("ref", "")))
-        w.flush()
-        view = agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
+        view = self._view_in(w)
         plan = plan_read_ref(w.read, self.trace_id, self.ledger, call, ContextLoad.of_view(view))
         nm = _with(plan.tool_result(call.id, self.agent_name), goal_id=self.goals.focus)
         (msg,) = self._append(w, [nm])
@@ -234,7 +232,7 @@ class ToolSteps(RunnerCore):
             grant = self.ledger.commit(w, self.trace_id, plan, msg.sequence)
             extra = plan.content_message(self.agent_name) if plan.image_url else None
             if extra is not None:  # an image follows in a user message; a text *is* the result
-                self._image_grants.append(extra)
+                self.turn.image_grants.append(extra)
             self._emit(
                 "grant",
                 {"ref": grant.ref_id, "cost": grant.cost, "by": "model"},

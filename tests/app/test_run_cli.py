@@ -211,3 +211,52 @@ def test_the_run_records_its_endpoint_settings_but_never_the_key(
     assert (run["model"], run["deadline_s"], run["has_api_key"]) == ("m", 30.0, True)
     assert run["base_url"] == server.url and run["stream"] is True
     assert b"hunter2" not in db.read_bytes()
+
+
+def test_run_takes_a_system_message_and_context_feeds(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer]
+) -> None:
+    """INJ-1: ``--system`` wins over ``--set system_prompt``; INJ-2: each ``--feed`` reaches
+    the periodic context the model receives."""
+    from core.store import Store
+
+    server = serve(ScriptedModel(script(0)))
+    (tmp_path / "sys.txt").write_text("You are the FILE system prompt.")
+    (tmp_path / "team.json").write_text('[{"name": "ana", "status": "reviewing"}]')
+    (tmp_path / "ci.txt").write_text("CI is green")
+    db = tmp_path / "r.db"
+    code, out = cli(
+        *_run_args(db, server.url, "--system", f"@{tmp_path / 'sys.txt'}",
+                   "--set", "system_prompt=CONFIG prompt", "--set", "injection_interval=1",
+                   "--feed", f"collaborators=@{tmp_path / 'team.json'}",
+                   "--feed", "notifications=dataset refreshed", "--feed",
+                   f"Build=@{tmp_path / 'ci.txt'}", "--json"),
+    )  # fmt: skip
+    assert code == 0, out
+    first = server.requests[0].messages[0]
+    assert first["role"] == "system" and first["content"] == "You are the FILE system prompt."
+    sent = json.dumps([m for q in server.requests for m in q.messages])
+    for text in ("ana: reviewing", "dataset refreshed", "## Build", "CI is green"):
+        assert text in sent, text
+    with Store.open(str(db)) as st, st.read() as r:
+        roles = [m.role for m in r.all_messages(json.loads(out)["trace_id"])]
+    assert roles.count("system") == 1
+
+
+def test_run_rejects_bad_feeds_and_system_files_before_writing(
+    cli: Cli, tmp_path: Path, serve: Callable[..., ModelServer], capsys: Any
+) -> None:
+    server = serve(ScriptedModel(script(0)))
+    db = tmp_path / "r.db"
+    (tmp_path / "bad.json").write_text('[{"who": "ana"}]')
+    for extra, named in (
+        (["--feed", "no equals sign"], "NAME=TEXT"),
+        (["--feed", f"collaborators=@{tmp_path / 'bad.json'}"], "bad.json"),
+        (["--feed", f"notes=@{tmp_path / 'missing.txt'}"], "missing.txt"),
+        (["--system", f"@{tmp_path / 'missing.txt'}"], "--system"),
+    ):
+        code, _ = cli(*_run_args(db, server.url, *extra))
+        assert code == 2 and named in capsys.readouterr().err, extra
+    assert not server.requests
+    code, out = cli("--db", str(db), "traces", "--json")
+    assert code != 0 or json.loads(out) == []

@@ -63,6 +63,9 @@ class Records:
     """Ids of ContextRefs kept outside the context (REF-1)."""
     failures: tuple[FailureRecord, ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
+    knowledge: tuple[str, ...] = ()
+    """Knowledge awaiting evaluation (reflection notes no ``knowledge_eval`` judged yet):
+    a summary then runs a ``knowledge_eval`` stage over it (seed A)."""
 
     def task_goal(self) -> str:
         parts = [self.task[:600]] if self.task else []

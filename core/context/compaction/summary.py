@@ -56,6 +56,16 @@ class SummaryResult:
     content: str | None = None
 
 
+def summary_queue(stages: tuple[str, ...], knowledge: tuple[str, ...]) -> tuple[str, ...]:
+    """The side-branch queue of one summary: the configured stages, with
+    ``knowledge_eval`` before ``compression`` while knowledge awaits evaluation (seed A:
+    ``["knowledge_eval", "compression"]``)."""
+    if not knowledge or "knowledge_eval" in stages:
+        return stages
+    at = stages.index("compression") if "compression" in stages else len(stages)
+    return (*stages[:at], "knowledge_eval", *stages[at:])
+
+
 def looks_like_provider_error(text: str) -> bool:
     """Heuristic: error-shaped openings anywhere, error phrases only in short texts."""
     return bool(_ERROR_START.match(text)) or (len(text) < 400 and bool(_ERROR_PHRASE.search(text)))
@@ -99,10 +109,11 @@ async def summarize(
     stages: list[StageRecord] = []
     rendered = tuple([render_item(i, msgs) for i in part])
     tree = detailed_view(records.goals)
-    for stage in params.stages:
-        req = SummaryRequest(
-            stage, rendered, tree, params.max_narrative_tokens, tuple(s.output for s in stages)
-        )
+    for stage in summary_queue(params.stages, records.knowledge):
+        notes = tuple(s.output for s in stages)
+        if stage == "knowledge_eval":
+            notes = (*records.knowledge, *notes)
+        req = SummaryRequest(stage, rendered, tree, params.max_narrative_tokens, notes)
         try:
             out = await summarizer.summarize(req)
         except Exception as exc:  # any summarizer failure is a failed compaction, never a crash
@@ -123,7 +134,10 @@ async def summarize(
         return SummaryResult(None, tuple(stages), "summary is not smaller than what it replaces")
     new = (*(items[i] for i in head), block, *(items[i] for i in tail))
     result = LayerResult(
-        "summary", new, removed=tuple(seqs), details={"added": 1, "stages": list(params.stages)}
+        "summary",
+        new,
+        removed=tuple(seqs),
+        details={"added": 1, "stages": [s.stage for s in stages]},
     )
     return SummaryResult(result, tuple(stages), None, content)
 

@@ -414,3 +414,85 @@ def test_a_completed_task_is_reflected_on_in_a_side_branch(
     branch = [m for m in every if m.branch_type == "reflection"]
     assert [m.role for m in branch] == ["user", "assistant"] and branch[1].content
     assert not path & {m.sequence for m in branch} and r.final
+
+
+class _BigFinalPrompts(_BigPrompts):
+    """Reports 120,000 prompt tokens for text replies only: the run compacts only after a
+    turn's final answer, so the next turn's first PREPARE must compact."""
+
+    def usage(self, size: Any, reply: Any) -> dict[str, Any]:
+        usage = self.real.usage(size, reply)
+        return usage if reply.tool_calls else {**usage, "prompt_tokens": 120_000}
+
+
+def _big_lookups() -> Any:
+    from core.run.tools import Tool, ToolRegistry, ToolResult
+
+    def lookup(args: dict[str, Any], ctx: Any) -> ToolResult:
+        rows = " ".join(f"r{i}={i * 7}" for i in range(400))
+        return ToolResult(f"rows of {args['key']}: {rows}")
+
+    params = {"type": "object", "properties": {"key": {"type": "string"}}}
+    return ToolRegistry().extend([Tool("lookup", "Look a key up.", params, lookup)])
+
+
+def test_pending_knowledge_is_evaluated_by_the_next_summary_compaction(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    """Seed A: a reflection leaves knowledge pending; the next Level 2 compaction runs the
+    queue ``[knowledge_eval, compression]`` over it (no flag), which judges it once."""
+    from core.llm import ModelCompactionSummarizer
+    from core.run.events import EventBus
+    from core.run.knowledge import pending_knowledge
+
+    server = serve(ScriptedModel(script(4)), meter=_BigFinalPrompts())
+    bus, seen = EventBus(), []
+    bus.subscribe(seen.append)
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            config = RunConfig(enable_completion_extraction=True, goal_mode="none")
+            summarizer = ModelCompactionSummarizer(client)
+            r = Runner(store, store.create_trace("k").id, client, config, tools=_big_lookups(),
+                       summarizer=summarizer, events=bus)  # fmt: skip
+            await r.start_turn("look up the keys")
+            await r.run()
+            await r.start_turn("and once more")
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    every = sorted(_messages(store, r.trace_id).values(), key=lambda m: m.sequence)
+    notes = [m for m in every if m.branch_type == "reflection" and m.role == "assistant"]
+    asks = [m for m in every if m.branch_type == "knowledge_eval" and m.role == "user"]
+    assert len(notes) == 2 and len(asks) == 1, [m.branch_type for m in every]
+    assert notes[0].sequence < asks[0].sequence < notes[1].sequence
+    assert notes[0].content in asks[0].content  # it judged the first turn's knowledge
+    stages = [e.data["stages"] for e in seen if e.type == "compaction" and "stages" in e.data]
+    assert stages == [["knowledge_eval", "compression"]]
+    with store.read() as rd:
+        assert pending_knowledge(rd, r.trace_id) == (notes[1].content,)
+
+
+def test_file_feeds_are_read_anew_at_every_injection(
+    store: Store, serve: Callable[..., ModelServer], tmp_path: Any
+) -> None:
+    """``ctxlens run --feed``'s sources through the Runner: a file another process keeps
+    current reaches each periodic injection as it is then."""
+    from core.run.feeds import Feed, feed_sources
+    from core.run.hooks import Hooks
+
+    inbox = tmp_path / "inbox.txt"
+    inbox.write_text("first note")
+    hooks = Hooks()
+    hooks.on("step_complete", lambda p: inbox.write_text(f"note after step {p['iteration']}"))
+    sources = feed_sources([Feed.parse(f"notifications=@{inbox}"), Feed.parse("Plan=step two")])
+    server = serve(ScriptedModel(script(2)))
+    r, _ = _drive(store, server, RunConfig(injection_interval=1), context=sources, hooks=hooks)
+    injected = [
+        m.content
+        for m in sorted(_messages(store, r.trace_id).values(), key=lambda m: m.sequence)
+        if m.kind == "injected_context" and m.role == "tool"
+    ]
+    assert len(injected) >= 2 and all("## Plan\nstep two" in text for text in injected)
+    assert "- first note" in injected[0] and "- note after step 1" in injected[1]
