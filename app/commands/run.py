@@ -58,7 +58,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.demo.world import World
     from core.llm import ChatClient, ModelCompactionSummarizer, ModelSettings
     from core.run.config import RunConfig
-    from core.run.live import DEMO_TOOLS
+    from core.run.rerunners import DEMO_TOOLS
     from core.run.task_run import public_url
     from core.run.tools import ToolRegistry
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInputError
-from core.exporters.ctxlens_json import FORMAT as CTXLENS_FORMAT
 from core.importers import claude_code
 from core.importers.jsonstream import TOO_DEEP, BeyondLimits, JsonDocument
 from core.importers.reading import MAX_LINE, first_record
 from core.importers.walk import open_file
+from core.store.export_format import FORMAT as CTXLENS_FORMAT
 
 #: Format names accepted by ``--format`` (``auto`` detects).
 

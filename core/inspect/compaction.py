@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from core.context.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
 from core.context.compaction import (
     ALL_LEVELS,
     CompactionConfig,
@@ -28,7 +29,6 @@ from core.context.compaction import (
 from core.context.compaction.items import kind_of, role_of, tokens_of, visible_text
 from core.context.view import View
 from core.errors import InvalidInputError
-from core.inspect.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
 from core.inspect.timeline import preview_of, squash
 from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
