@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.context.compaction import CompactionConfig, SnipParams
+from core.context.compaction.config import GoalMode
 from core.context.nudges import DuplicateDetector, StepMonitors, TodoNag, TokenBudget
 from core.errors import InvalidInputError
 from core.llm.retry import RetryPolicy
@@ -35,7 +36,7 @@ class RunConfig:
     """Context window in tokens (``none`` compaction ignores it: unlimited)."""
     threshold: float = 0.5
     compaction: CompactionMode = "ctxlens"
-    goal_mode: Literal["none", "on_complete", "on_overflow"] = "on_overflow"
+    goal_mode: GoalMode = "on_overflow"
     snip_max_messages: int = 50
     snip_head_keep: int = 3
     snip_tail_keep: int | None = None

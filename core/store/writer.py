@@ -21,6 +21,7 @@ from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
+from core.records import ROLES as MESSAGE_ROLES
 from core.records import (
     Checkpoint,
     CompactionEvent,
@@ -41,7 +42,7 @@ from core.store.objects import ObjectStore
 from core.store.reader import Reader
 from core.tokens import count_message
 
-ROLES = frozenset({"system", "user", "assistant", "tool"})
+ROLES = frozenset(MESSAGE_ROLES)
 R = TypeVar("R", LlmCall, CompactionEvent, Grant)
 
 
