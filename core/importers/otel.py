@@ -29,7 +29,7 @@ from core.importers.content import as_dict, as_list, dumps, json_or_text, scrub,
 from core.importers.jsonstream import JsonDocument
 from core.importers.otel_spans import Span, langfuse_spans, otlp_spans, sdk_span
 from core.importers.reading import CountingReader, iter_jsonl
-from core.records import ContextItem, NewMessage, ToolCall
+from core.records import ROLES, ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
 FORMAT = "otel"
@@ -116,7 +116,7 @@ def _one(item: Any, default_role: str) -> list[MsgDict]:
     role = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}.get(
         role, role
     )
-    if role not in ("system", "user", "assistant", "tool"):
+    if role not in ROLES:
         role = default_role
     if isinstance(d.get("parts"), list):
         return _parts(role, d["parts"])
