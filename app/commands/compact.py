@@ -53,7 +53,13 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--threshold", type=float, default=None, help="compact above this share of the window"
     )
-    p.add_argument("--goal-mode", choices=_Choices("GOAL_MODES"), default=None)
+    p.add_argument(
+        "--goal-mode",
+        choices=_Choices("GOAL_MODES"),
+        default=None,
+        metavar="MODE",
+        help="%(choices)s",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
