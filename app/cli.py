@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import core.demo  # noqa: F401  (registers how demo traces run again: core/run/rerunners.py)
 from core.errors import CtxlensError
 
 #: Subcommand modules, in help order. Adding a command = one module + one line here.

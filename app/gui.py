@@ -113,7 +113,7 @@ def launch(opts: GuiOptions) -> int:
     return 0
 
 
-async def settled(window: Any, timeout: float) -> bool:
+async def settled(window: Any, timeout: float) -> bool:  # noqa: ASYNC109 (polls Qt state)
     """Wait until the trace is shown and background work is done."""
     deadline = time.monotonic() + timeout
     quiet = 0
@@ -125,7 +125,7 @@ async def settled(window: Any, timeout: float) -> bool:
     return False
 
 
-async def screenshot(window: Any, path: Path, timeout: float) -> int:
+async def screenshot(window: Any, path: Path, timeout: float) -> int:  # noqa: ASYNC109
     if not await settled(window, timeout):
         log.error("the window did not settle within %.0f s", timeout)
     window.resize(*SCREENSHOT_SIZE)

@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 JSON = Any
 Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = get_args(Role)
 
 #: Branch types of side branches (SPEC STORE-2). ``None`` is the main line.
-BRANCH_TYPES = ("reflection", "knowledge_eval", "compression", "subagent")
+BranchType = Literal["reflection", "knowledge_eval", "compression", "subagent"]
+BRANCH_TYPES: tuple[BranchType, ...] = get_args(BranchType)
 
 #: Message kinds: why a message exists. ``message`` is an ordinary conversational turn.
-MESSAGE_KINDS = (
+MessageKind = Literal[
     "message",
     "system_prompt",
     "injected_context",  # periodic get_current_context call/result (INJ-2)
@@ -34,7 +36,8 @@ MESSAGE_KINDS = (
     "grant",  # granted ref content (REF-3)
     "thinking",  # imported reasoning-only record
     "meta",  # imported metadata-only record (progress, hooks)
-)
+]
+MESSAGE_KINDS: tuple[MessageKind, ...] = get_args(MessageKind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +103,10 @@ class NewMessage:
     name: str | None = None
     """Tool name on a tool result (helps readers; OpenAI does not require it)."""
     goal_id: str | None = None
-    kind: str = "message"
+    kind: MessageKind = "message"
     branch_type: str | None = None
+    """A ``BranchType`` or ``None`` (the main line); still typed ``str`` until the importers'
+    lanes carry ``BranchType`` (docs/decisions.md, "Vocabularies as Literal types")."""
     branch_id: str | None = None
     agent_name: str = "main"
     usage: JSON | None = None
@@ -125,8 +130,9 @@ class Message:
     tool_call_id: str | None
     name: str | None
     goal_id: str | None
-    kind: str
+    kind: MessageKind
     branch_type: str | None
+    """A ``BranchType`` or ``None`` (see ``NewMessage.branch_type``)."""
     branch_id: str | None
     agent_name: str
     token_count: int

@@ -26,6 +26,7 @@ from core.records import (
     Grant,
     LlmCall,
     Message,
+    MessageKind,
     NewMessage,
     SkillInjection,
     ToolCall,
@@ -116,13 +117,15 @@ class _Run:
         self.last = [stored]
         return stored
 
-    def tool(self, call: Message, content: str, goal: str | None, kind: str = "message") -> Message:
+    def tool(
+        self, call: Message, content: str, goal: str | None, kind: MessageKind = "message"
+    ) -> Message:
         tc = call.tool_calls[0]
         msg = NewMessage("tool", content, tool_call_id=tc.id, name=tc.name, goal_id=goal, kind=kind)
         return self.add(msg)
 
     def call(
-        self, name: str, args: dict[str, object], goal: str | None, kind: str = "message"
+        self, name: str, args: dict[str, object], goal: str | None, kind: MessageKind = "message"
     ) -> Message:
         tc = ToolCall(f"call_{self.calls}_{name}", name, json.dumps(args))
         return self.add(NewMessage("assistant", "", tool_calls=(tc,), goal_id=goal, kind=kind))

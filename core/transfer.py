@@ -17,7 +17,6 @@ from typing import Any
 
 from core.errors import CtxlensError, IntegrityError, InvalidInputError
 from core.exporters.ctxlens_json import (
-    RECORD_TABLES,
     checkpoint_rows,
     iter_export,
     message_json,
@@ -26,6 +25,7 @@ from core.exporters.ctxlens_json import (
     trace_header,
 )
 from core.importers.ctxlens_json import import_data
+from core.store.export_format import RECORD_TABLES
 from core.store.reader import Reader
 from core.store.store import Store
 

@@ -18,32 +18,48 @@ if TYPE_CHECKING:
     from core.context.compaction.preview import Preview
 
 
-class _Levels:
-    """``ALL_LEVELS`` for argparse, read only when ``compact`` is parsed or its help shown
-    (the compaction package costs every other command its import time)."""
+class _Choices:
+    """A vocabulary of ``core/context/compaction/config.py`` for argparse, read only when
+    ``compact`` is parsed or its help shown (the compaction package costs every other
+    command its import time)."""
 
-    def _levels(self) -> tuple[str, ...]:
-        from core.context.compaction import ALL_LEVELS
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-        return tuple(ALL_LEVELS)
+    def _values(self) -> tuple[str, ...]:
+        from core.context.compaction import config
+
+        return tuple(getattr(config, self.name))
 
     def __contains__(self, value: object) -> bool:
-        return value in self._levels()
+        return value in self._values()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._levels())
+        return iter(self._values())
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("compact", help="preview or apply a compaction level on a trace")
     p.add_argument("trace", metavar="TRACE", help="trace id (or a unique prefix)")
-    p.add_argument("--level", required=True, choices=_Levels(), metavar="LEVEL", help="%(choices)s")
+    p.add_argument(
+        "--level",
+        required=True,
+        choices=_Choices("ALL_LEVELS"),
+        metavar="LEVEL",
+        help="%(choices)s",
+    )
     p.add_argument("--apply", action="store_true", help="record the compaction (default: dry run)")
     p.add_argument("--window", type=int, default=None, help="context window in tokens")
     p.add_argument(
         "--threshold", type=float, default=None, help="compact above this share of the window"
     )
-    p.add_argument("--goal-mode", choices=("none", "on_complete", "on_overflow"), default=None)
+    p.add_argument(
+        "--goal-mode",
+        choices=_Choices("GOAL_MODES"),
+        default=None,
+        metavar="MODE",
+        help="%(choices)s",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 

@@ -24,9 +24,9 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.context.budget import budget_of
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
-    from core.inspect.budget import budget_of
     from core.inspect.recorded import recorded_of
     from core.proxy.query import proxied_request
 

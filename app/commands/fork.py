@@ -41,6 +41,7 @@ def _content(path: str) -> str:
 
 
 def run(ctx: CliContext) -> int:
+    from app.commands.replay import emit_rerun
     from core.replay.fork import fork
 
     a = ctx.args
@@ -60,17 +61,13 @@ def run(ctx: CliContext) -> int:
         "tokens_before": before.token_count if before else None,
         "tokens_after": after.token_count,
     }
-    if a.compare:
-        from core.replay.compare import compare
-
-        out["comparison"] = compare(store, result.source, result.trace_id).summary
-    if a.json:
-        ctx.emit_json(out)
-        return 0
-    div = out["divergence"]
-    where = f"diverged at call {div['call_index']} ({div['reason']})" if div else "no divergence"
-    ctx.out.write(
-        f"trace {out['trace_id']}: fork of {out['source_trace']} at #{a.at} "
-        f"(call {out['from_call']}), {out['calls']} model calls, {where}\n"
+    return emit_rerun(
+        ctx,
+        store,
+        result,
+        out,
+        lambda out, where: (
+            f"trace {out['trace_id']}: fork of {out['source_trace']} at #{a.at} "
+            f"(call {out['from_call']}), {out['calls']} model calls, {where}"
+        ),
     )
-    return 0

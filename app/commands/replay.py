@@ -3,10 +3,15 @@ call, with other settings, into a new trace (``core/replay/rerun.py``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
 from app.run_settings import add_parser
+
+if TYPE_CHECKING:
+    from core.replay.rerun import ReplayResult
+    from core.store import Store
 
 
 def register(sub: Any) -> None:
@@ -35,20 +40,37 @@ def run(ctx: CliContext) -> int:
     store = ctx.store()
     opts = ReplayOptions(a.from_call, tuple(a.set), a.on_diverge, a.title)
     result = replay(store, a.trace, opts)
-    out = result.to_json()
-    if a.compare:
+    return emit_rerun(
+        ctx,
+        store,
+        result,
+        result.to_json(),
+        lambda out, where: (
+            f"trace {out['trace_id']} (replay of {out['source_trace']} from call {a.from_call}): "
+            f"{out['calls']} model calls, {out['compactions']} compactions, "
+            f"{out['input_tokens']:,} input tokens, {where}; "
+            f"redone tool calls {out['redone_tool_calls']}"
+        ),
+    )
+
+
+def emit_rerun(
+    ctx: CliContext,
+    store: Store,
+    result: ReplayResult,
+    out: dict[str, Any],
+    line: Callable[[dict[str, Any], str], str],
+) -> int:
+    """A re-run's report (``replay``, ``fork``): ``--compare`` adds the comparison with the
+    source; ``--json`` prints ``out``, else one line (``line(out, where it diverged)``)."""
+    if ctx.args.compare:
         from core.replay.compare import compare
 
         out["comparison"] = compare(store, result.source, result.trace_id).summary
-    if a.json:
+    if ctx.args.json:
         ctx.emit_json(out)
         return 0
     div = out["divergence"]
     where = f"diverged at call {div['call_index']} ({div['reason']})" if div else "no divergence"
-    ctx.out.write(
-        f"trace {out['trace_id']} (replay of {out['source_trace']} from call {a.from_call}): "
-        f"{out['calls']} model calls, {out['compactions']} compactions, "
-        f"{out['input_tokens']:,} input tokens, {where}; "
-        f"redone tool calls {out['redone_tool_calls']}\n"
-    )
+    ctx.out.write(line(out, where) + "\n")
     return 0

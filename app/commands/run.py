@@ -75,7 +75,7 @@ async def _run(ctx: CliContext) -> dict[str, Any]:
     from core.llm import ChatClient, ModelCompactionSummarizer, ModelSettings
     from core.run.config import RunConfig
     from core.run.feeds import Feed, feed_sources
-    from core.run.live import DEMO_TOOLS
+    from core.run.rerunners import DEMO_TOOLS
     from core.run.task_run import public_url
     from core.run.tools import ToolRegistry
 

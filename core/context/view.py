@@ -171,7 +171,7 @@ def _is_goal_message(msg: Message) -> bool:
     return msg.role == "tool" and msg.name == "goal"
 
 
-def token_breakdown(view: View, count_text: Any = None) -> tuple[int, dict[str, int]]:
+def token_breakdown(view: View) -> tuple[int, dict[str, int]]:
     """Total tokens of a view and the split by component (the parts sum to the total).
 
     Stored messages use their stored count unless the item overrides the content, in

@@ -15,7 +15,7 @@ from sqlalchemy import func, insert, select, update
 from core.delegation.anchor import RootTaskAnchor, anchor_from_json
 from core.delegation.brief import TaskBrief, brief_from_json, root_brief
 from core.delegation.normal import DelegationError
-from core.delegation.snapshots import RefGrant, RefSnapshot, current, dropped_by_rewind
+from core.delegation.snapshots import RefGrant, RefSnapshot, current
 from core.store import schema as t
 from core.store.reader import Reader
 from core.store.writer import Writer
@@ -185,14 +185,6 @@ def drop_grants(w: Writer, grants: Iterable[RefGrant]) -> None:
             .where(t.delegation_grants.c.id == g.id, t.delegation_grants.c.dropped_reason.is_(None))
             .values(dropped_reason=g.dropped)
         )
-
-
-def drop_rewound_grants(w: Writer, trace_id: str, to_sequence: int) -> int:
-    """End the grants ``trace_id`` made after ``to_sequence`` (called by every rewind,
-    ``core/store/writer.py:Writer.rewind``); how many ended."""
-    dropped = dropped_by_rewind(grants_made(w.read, trace_id), trace_id, to_sequence)
-    drop_grants(w, dropped)
-    return len(dropped)
 
 
 def record_read(w: Writer, grant: RefGrant, sequence: int | None) -> None:

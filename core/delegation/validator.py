@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.snapshots import RefGrant, active
-from core.records import Message
+from core.records import Message, MessageKind
 
 Verdict = Literal["pass", "fail", "unknown"]
 VALIDATOR_MATCH = "You are the validator of a delegated task"
@@ -27,7 +27,7 @@ VALIDATOR_PROMPT = (
     "'Verdict: fail' or 'Verdict: unknown', then your reasons."
 )
 _VERDICT_RE = re.compile(r"verdict:\s*(pass|fail|unknown)\b", re.I)
-_SKIP_KINDS = frozenset({"injected_context", "system_prompt", "task_state"})
+_SKIP_KINDS: frozenset[MessageKind] = frozenset({"injected_context", "system_prompt", "task_state"})
 _REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 
 

@@ -13,32 +13,9 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from core.records import Checkpoint, Message, Trace
+from core.store.export_format import FORMAT, NATURAL_IDS, RECORD_TABLES, VERSION
 from core.store.reader import Reader
 from core.store.store import Store
-
-FORMAT = "ctxlens-trace"
-VERSION = 1
-
-#: Per-trace tables exported as rows, in this order; ``id`` columns are dropped.
-RECORD_TABLES = (
-    "llm_calls",
-    "compactions",
-    "goal_events",
-    "tasks",
-    "skill_injections",
-    "refs",
-    "grants",
-    "audit_log",
-    "run_events",
-    "delegation_traces",
-    "task_protocol_versions",
-    "context_ref_snapshots",
-    "delegation_grants",
-)
-
-
-#: Tables whose ``id`` is a natural key that must survive the round trip.
-NATURAL_IDS = frozenset({"refs"})
 
 
 def message_json(m: Message) -> dict[str, Any]:
@@ -65,10 +42,6 @@ def message_json(m: Message) -> dict[str, Any]:
 
 def _dump(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-#: Tables whose ``id`` is a natural key others refer to (``grants.ref_id``), not a row id.
-NATURAL_IDS = frozenset({"refs"})
 
 
 def _strip(row: dict[str, Any], keep_id: bool = False) -> dict[str, Any]:

@@ -316,9 +316,9 @@ class TraceBuilder:
         )
         recorded = {"before": tokens_before is not None, "after": tokens_after is not None}
         if tokens_before is None:  # the source's figure wins; else count what the View held
-            tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before), None)
+            tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before))
         if tokens_after is None:
-            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after))
         details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
             CompactionEvent(

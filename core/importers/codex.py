@@ -21,7 +21,7 @@ from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBu
 from core.importers.content import as_dict, as_list, dumps, parse_time, role_of, text_of
 from core.importers.idmap import IdMap
 from core.importers.reading import iter_records
-from core.records import ContextItem, NewMessage, ToolCall
+from core.records import ContextItem, MessageKind, NewMessage, ToolCall
 from core.store.writer import Writer
 
 FORMAT = "codex"
@@ -163,12 +163,12 @@ class _Rollout:
         parts: list[Any] = []
         calls: list[ToolCall] = []
         for item in run.items:
-            kind = item.get("type")
-            if kind == "message":
+            item_type = item.get("type")
+            if item_type == "message":
                 text = text_of(item.get("content"))
                 texts.append(text)
                 parts.append({"type": "text", "text": text})
-            elif kind == "reasoning":
+            elif item_type == "reasoning":
                 summary = "\n".join(text_of(s) for s in as_list(item.get("summary")))
                 body = text_of(item.get("content")) if item.get("content") else ""
                 thought = "\n".join(x for x in (summary, body) if x)
@@ -180,7 +180,7 @@ class _Rollout:
             else:
                 calls.append(self._call(item))
         text = "\n\n".join(t for t in texts if t.strip())
-        kind = "message"
+        kind: MessageKind = "message"
         if not text and not calls:
             kind, text = "thinking", "\n\n".join(t for t in thinking if t)
         usage = run.usage if run.usage is not None else None

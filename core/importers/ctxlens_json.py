@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import insert, select
 
 from core.errors import ConflictError, InvalidInputError
-from core.exporters.ctxlens_json import FORMAT, RECORD_TABLES
 from core.importers.base import ImportContext, ImportResult, ImportUnit
 from core.records import Message, ToolCall
 from core.store import schema as t
+from core.store.export_format import FORMAT, RECORD_TABLES
 from core.store.store import Store
 from core.store.writer import Writer
 

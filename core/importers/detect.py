@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInputError
-from core.exporters.ctxlens_json import FORMAT as CTXLENS_FORMAT
 from core.importers import claude_code
 from core.importers.jsonstream import TOO_DEEP, BeyondLimits, JsonDocument
 from core.importers.reading import MAX_LINE, first_record
 from core.importers.walk import open_file
+from core.store.export_format import FORMAT as CTXLENS_FORMAT
 
 #: Format names accepted by ``--format`` (``auto`` detects).
 
@@ -48,7 +48,7 @@ def sniff(path: Path) -> str | None:
         return _list_format(path)
     if _declared_format(path, text) == CTXLENS_FORMAT:
         return "ctxlens"
-    return _object_format(text, path)
+    return _object_format(text)
 
 
 def _is_eval(path: Path) -> bool:
@@ -163,7 +163,7 @@ def _declared_format(path: Path, head: bytes) -> str | None:
     return CTXLENS_FORMAT if f'"{CTXLENS_FORMAT}"'.encode() in head else None
 
 
-def _object_format(text: bytes, path: Path) -> str | None:
+def _object_format(text: bytes) -> str | None:
     if _has(text, "resourceSpans"):
         return "otel"
     if _has(text, "trace", "observations"):

@@ -28,7 +28,7 @@ from core.importers.inspect_eval import eval_summary, has_content, sample_summar
 from core.importers.jsonstream import JsonDocument
 from core.importers.reading import CountingReader, loads
 from core.importers.zipmembers import member_chunks
-from core.records import ContextItem, NewMessage, ToolCall
+from core.records import ROLES, ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
 FORMAT = "inspect"
@@ -132,7 +132,7 @@ class _Sample:
         matching model inputs: no refs are written, no calls are opened)."""
         m = self.resolve(as_dict(m))
         role = m.get("role")
-        if role not in ("system", "user", "assistant", "tool"):
+        if role not in ROLES:
             raise InvalidInputError(f"{where}: unknown message role {role!r}")
         text, parts = self._content(m.get("content"), where, keep)
         calls: list[ToolCall] = []

@@ -103,17 +103,21 @@ class _Conversation:
         else:
             self._v0_reply(reply)
 
+    def _gather(self, key: str, ev: dict[str, Any]) -> None:
+        """The events of one model response gather in one reply (flushed when the next
+        response, or any other event, begins)."""
+        if self.reply is None or self.reply.key != key:
+            self.flush()
+            self.reply = _Reply(key)
+        self.reply.events.append(ev)
+
     # -- V1 -----------------------------------------------------------------------------
     def v1(self, ev: dict[str, Any]) -> None:
         kind = ev.get("kind")
         if not isinstance(kind, str):
             raise InvalidInputError(f"{self.where}: event has no 'kind'")
         if kind == "ActionEvent":
-            key = str(ev.get("llm_response_id") or ev.get("id"))
-            if self.reply is None or self.reply.key != key:
-                self.flush()
-                self.reply = _Reply(key)
-            self.reply.events.append(ev)
+            self._gather(str(ev.get("llm_response_id") or ev.get("id")), ev)
             return
         self.flush()
         when = parse_time(ev.get("timestamp"))
@@ -258,11 +262,7 @@ class _Conversation:
         tcm = as_dict(ev.get("tool_call_metadata"))
         response = as_dict(tcm.get("model_response"))
         if "action" in ev and ev.get("source") == "agent" and response:
-            key = str(response.get("id") or ev.get("id"))
-            if self.reply is None or self.reply.key != key:
-                self.flush()
-                self.reply = _Reply(key)
-            self.reply.events.append(ev)
+            self._gather(str(response.get("id") or ev.get("id")), ev)
             return
         self.flush()
         when = parse_time(ev.get("timestamp"))

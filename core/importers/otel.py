@@ -29,7 +29,7 @@ from core.importers.content import as_dict, as_list, dumps, json_or_text, scrub,
 from core.importers.jsonstream import JsonDocument
 from core.importers.otel_spans import Span, langfuse_spans, otlp_spans, sdk_span
 from core.importers.reading import CountingReader, iter_jsonl
-from core.records import ContextItem, NewMessage, ToolCall
+from core.records import ROLES, ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
 FORMAT = "otel"
@@ -95,13 +95,7 @@ def _one(item: Any, default_role: str) -> list[MsgDict]:
         return [
             _msg(
                 "assistant",
-                calls=[
-                    {
-                        "id": None,
-                        "name": str(d["tool.name"]),
-                        "arguments": dumps(d.get("tool.args") or {}),
-                    }
-                ],
+                calls=[_call(None, d["tool.name"], d.get("tool.args") or {})],
             )
         ]
     if kind == "function_call":
@@ -109,11 +103,7 @@ def _one(item: Any, default_role: str) -> list[MsgDict]:
             _msg(
                 "assistant",
                 calls=[
-                    {
-                        "id": d.get("call_id") or d.get("id"),
-                        "name": str(d.get("name") or ""),
-                        "arguments": dumps(d.get("arguments") or {}),
-                    }
+                    _call(d.get("call_id") or d.get("id"), d.get("name"), d.get("arguments") or {})
                 ],
             )
         ]
@@ -126,7 +116,7 @@ def _one(item: Any, default_role: str) -> list[MsgDict]:
     role = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}.get(
         role, role
     )
-    if role not in ("system", "user", "assistant", "tool"):
+    if role not in ROLES:
         role = default_role
     if isinstance(d.get("parts"), list):
         return _parts(role, d["parts"])
@@ -151,11 +141,12 @@ def _openai_call(c: Any) -> MsgDict:
     fn = c.get("function")
     name = fn.get("name") if isinstance(fn, dict) else (fn or c.get("name"))
     args = fn.get("arguments") if isinstance(fn, dict) else c.get("arguments")
-    return {
-        "id": c.get("id"),
-        "name": str(name or ""),
-        "arguments": dumps(args if args is not None else {}),
-    }
+    return _call(c.get("id"), name, args if args is not None else {})
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> MsgDict:
+    """One tool call as the message dicts carry it (arguments as JSON text)."""
+    return {"id": call_id, "name": str(name or ""), "arguments": dumps(arguments)}
 
 
 def _parts(role: str, parts: list[Any]) -> list[MsgDict]:
@@ -172,13 +163,7 @@ def _parts(role: str, parts: list[Any]) -> list[MsgDict]:
                 str(p.get("content") if p.get("content") is not None else p.get("text") or "")
             )
         elif kind == "tool_call":
-            calls.append(
-                {
-                    "id": p.get("id"),
-                    "name": str(p.get("name") or ""),
-                    "arguments": dumps(p.get("arguments") or {}),
-                }
-            )
+            calls.append(_call(p.get("id"), p.get("name"), p.get("arguments") or {}))
         elif kind == "tool_call_response":
             results.append(
                 _msg(
@@ -204,13 +189,7 @@ def _blocks(role: str, content: list[Any], calls: list[MsgDict], d: MsgDict) -> 
         b = as_dict(b) if not isinstance(b, str) else {"type": "text", "text": b}
         kind = b.get("type")
         if kind == "tool_use":
-            calls.append(
-                {
-                    "id": b.get("id"),
-                    "name": str(b.get("name") or ""),
-                    "arguments": dumps(b.get("input") or {}),
-                }
-            )
+            calls.append(_call(b.get("id"), b.get("name"), b.get("input") or {}))
         elif kind == "tool_result":
             results.append(
                 _msg("tool", text_of(b.get("content")), call_id=str(b.get("tool_use_id") or ""))

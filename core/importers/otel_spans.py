@@ -9,7 +9,7 @@ flattened to ``{key: value}``; JSON carried in string attributes is decoded wher
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,14 +178,7 @@ def sdk_span(sp: dict[str, Any], n: int) -> Span:
     parent = sp.get("parent")
     parent_id = as_dict(parent).get("span_id") if isinstance(parent, dict) else parent
     status = as_dict(sp.get("status"))
-    events = [
-        {
-            "name": as_dict(e).get("name"),
-            "time": parse_time(as_dict(e).get("timestamp")),
-            "attributes": as_dict(as_dict(e).get("attributes")),
-        }
-        for e in as_list(sp.get("events"))
-    ]
+    events = _events(sp.get("events"), "timestamp", parse_time)
     return Span(
         trace_id=str(ctx.get("trace_id") or sp.get("trace_id") or "trace"),
         span_id=str(ctx.get("span_id") or sp.get("span_id") or n),
@@ -200,18 +193,23 @@ def sdk_span(sp: dict[str, Any], n: int) -> Span:
     )
 
 
+def _events(raw: Any, stamp: str, when: Callable[[Any], float | None]) -> list[dict[str, Any]]:
+    """A span's events: name, time (read from ``stamp`` by ``when``) and attributes."""
+    return [
+        {
+            "name": as_dict(e).get("name"),
+            "time": when(as_dict(e).get(stamp)),
+            "attributes": as_dict(as_dict(e).get("attributes")),
+        }
+        for e in as_list(raw)
+    ]
+
+
 def _js_span(sp: dict[str, Any], n: int) -> Span:
     ctx = as_dict(sp.get("spanContext"))
     parent = sp.get("parentSpanId") or as_dict(sp.get("parentSpanContext")).get("spanId")
     status = as_dict(sp.get("status"))
-    events = [
-        {
-            "name": as_dict(e).get("name"),
-            "time": _hrtime(as_dict(e).get("time")),
-            "attributes": as_dict(as_dict(e).get("attributes")),
-        }
-        for e in as_list(sp.get("events"))
-    ]
+    events = _events(sp.get("events"), "time", _hrtime)
     return Span(
         trace_id=str(ctx.get("traceId") or "trace"),
         span_id=str(ctx.get("spanId") or n),

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from core.context.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
 from core.context.compaction import (
     ALL_LEVELS,
     CompactionConfig,
@@ -25,16 +26,15 @@ from core.context.compaction import (
     apply_preview,
     preview,
 )
+from core.context.compaction.config import GOAL_MODES as GOAL_MODES
+from core.context.compaction.config import is_goal_mode
 from core.context.compaction.items import kind_of, role_of, tokens_of, visible_text
 from core.context.view import View
 from core.errors import InvalidInputError
-from core.inspect.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
 from core.inspect.timeline import preview_of, squash
 from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
 from core.store.store import Store
-
-GOAL_MODES = ("none", "on_complete", "on_overflow")
 
 LEVEL_HELP = {
     "goal": "Goal compaction: completed or abandoned goals keep only their goal calls; "
@@ -79,12 +79,10 @@ class CompactRequest:
             raise InvalidInputError(f"window must be a positive number of tokens: {self.window}")
         if not 0 < self.threshold <= 1:
             raise InvalidInputError(f"threshold must be in (0, 1]: {self.threshold}")
-        if self.goal_mode not in GOAL_MODES:
+        if not is_goal_mode(self.goal_mode):
             raise InvalidInputError(f"unknown goal mode {self.goal_mode!r}")
         return CompactionConfig(
-            window=self.window,
-            threshold=self.threshold,
-            goal_mode=self.goal_mode,  # type: ignore[arg-type]
+            window=self.window, threshold=self.threshold, goal_mode=self.goal_mode
         )
 
 

@@ -3,7 +3,8 @@
 ``core/replay/compare.py:compare`` computes the comparison; this module only shapes it for
 the window's tables: the summary metrics with both values and the delta, the settings
 that differ, the call list (tokens of both, same context or how many messages only one
-side had), the retention report at the end, and the default name of the HTML export.
+side had), the retention report at the end, the default name of the HTML export, and the
+rows of one pair of calls side by side (``context_diff``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.replay.compare import CallPair, Comparison
+from core.context.view import View
+from core.inspect.context_report import ReportRow, report_row
+from core.replay.compare import CallPair, Comparison, context_pair
 from core.replay.report import html_report
+from core.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +176,45 @@ def export_html(cmp: Comparison, path: str | Path) -> Path:
     out = Path(path)
     out.write_text(html_report(cmp), encoding="utf-8")
     return out
+
+
+# -- one pair of calls, side by side ------------------------------------------------------
+@dataclass(frozen=True)
+class ContextDiffRows:
+    """What one pair of calls saw: rows of each context, and which are only on one side."""
+
+    k: int
+    a_rows: tuple[ReportRow, ...]
+    b_rows: tuple[ReportRow, ...]
+    only_a: frozenset[int]
+    """Indexes into ``a_rows`` of messages B's context did not have."""
+    only_b: frozenset[int]
+    same: bool
+
+    def to_json(self) -> dict[str, Any]:
+        def rows(rs: tuple[ReportRow, ...], only: frozenset[int]) -> list[dict[str, Any]]:
+            return [
+                {**{n: getattr(x, n) for n in x.__slots__}, "only_here": x.index in only}
+                for x in rs
+            ]
+
+        return {
+            "k": self.k,
+            "same": self.same,
+            "a": rows(self.a_rows, self.only_a),
+            "b": rows(self.b_rows, self.only_b),
+        }
+
+
+def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
+    """The k-th main call of ``a`` and of ``b`` side by side (for the comparison view)."""
+    p = context_pair(store, a, b, k)
+    return ContextDiffRows(p.k, _rows(p.a), _rows(p.b), p.only_a, p.only_b, p.same)
+
+
+def _rows(view: View) -> tuple[ReportRow, ...]:
+    """Rows as the context view shows them (``core/inspect/context_report.py``)."""
+    return tuple(
+        report_row(n, item, view.messages.get(item.sequence) if item.sequence is not None else None)
+        for n, item in enumerate(view.items)
+    )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.context.budget import Budget, budget_of
 from core.context.view import (
     COMPONENTS,
     View,
@@ -23,7 +24,6 @@ from core.context.view import (
     request_sha256,
     token_breakdown,
 )
-from core.inspect.budget import Budget, budget_of
 from core.inspect.membership import iter_current, resolve_items
 from core.inspect.recorded import Recorded, recorded_of, with_unexplained
 from core.inspect.timeline import preview_of
@@ -122,7 +122,7 @@ def build_report(
                 raise Cancelled(label)
             if progress is not None:
                 progress(n)
-        row = _row(n - 1, item, msg)
+        row = report_row(n - 1, item, msg)
         by[row.component] += row.tokens
         if len(head) < half:
             head.append(row)
@@ -138,7 +138,8 @@ def build_report(
     return rows, n - len(rows), n, by, digest
 
 
-def _row(index: int, item: ContextItem, msg: Message | None) -> ReportRow:
+def report_row(index: int, item: ContextItem, msg: Message | None) -> ReportRow:
+    """One item as the context view lists it (role and kind as the item resolves them)."""
     component, tokens = item_tokens(item, msg)
     role = item.role or (msg.role if msg is not None else "user")
     kind = item.kind or (msg.kind if msg is not None else "message")
@@ -292,8 +293,12 @@ def diff_report(
     after_label: str,
 ) -> ContextDiff:
     entered, left, kept = diff_items(before, after)
-    e_rows = [_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, entered))]
-    l_rows = [_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, left))]
+    e_rows = [
+        report_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, entered))
+    ]
+    l_rows = [
+        report_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, left))
+    ]
     return ContextDiff(
         before_label,
         after_label,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.inspect.budget import Budget, budget_of
+from core.context.budget import Budget, budget_of
 from core.inspect.goals import GoalNode, goal_outline
 from core.inspect.panels import GrantRow, SkillRow, grant_row
 from core.records import ContextRef

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.context.compaction.config import GOAL_MODES
 from core.errors import InvalidInputError
 from core.replay.calls import live_calls, main_calls, trace_calls
 from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
@@ -54,7 +55,7 @@ RERUN_SETTINGS = (
     Setting("skill_recency_threshold", "Skill recency window", "int", minimum=0,
             maximum=100_000, help="Messages after which a skill left the context is injected "
             "again"),
-    Setting("goal_mode", "Goal mode", "choice", ("none", "on_complete", "on_overflow"),
+    Setting("goal_mode", "Goal mode", "choice", GOAL_MODES,
             help="When goal compaction runs: never, as each goal completes, or on overflow"),
 )  # fmt: skip
 ON_DIVERGE = ("auto", "stop", "live")
@@ -229,5 +230,5 @@ async def _rerun(
 
 
 async def _wait_for(event: threading.Event) -> None:
-    while not event.is_set():
+    while not event.is_set():  # noqa: ASYNC110 (a thread's event: polled, no thread parked)
         await asyncio.sleep(0.05)

@@ -67,7 +67,7 @@ class CodexLive:
         self.b = b
         self.state = codex._Rollout(b, ctx, str(main))
 
-    def feed(self, path: Path, records: Records) -> None:
+    def feed(self, path: Path, records: Records) -> None:  # noqa: ARG002 (the Tailer protocol)
         for lineno, rec in records:
             self.state.record(lineno, rec)
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from core.context.view import View, token_breakdown
 from core.errors import NotFoundError
-from core.records import CompactionEvent, ContextItem, ContextRef, Grant, NewMessage
+from core.records import CompactionEvent, ContextItem, ContextRef, Grant, MessageKind, NewMessage
 from core.refs.budget import (
     BudgetDecision,
     ContextBudget,
@@ -106,7 +106,7 @@ class GrantPlan:
         )
 
 
-def _tool(call_id: str, text: str, kind: str, agent: str, meta: Any) -> NewMessage:
+def _tool(call_id: str, text: str, kind: MessageKind, agent: str, meta: Any) -> NewMessage:
     return NewMessage(
         "tool",
         text,

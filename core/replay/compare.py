@@ -7,7 +7,7 @@ differently) and how many messages only one of them had. Per trace: compactions 
 layers, before which call), the retention report at the end (which completed steps, refs,
 constraints and skills from the whole history the last call still saw) and the summary
 metrics of ``core/run/metrics.py:compute`` over each trace's lossless export. Everything
-is JSON-serializable (``Comparison.to_json``); ``context_diff`` gives the rows of one pair
+is JSON-serializable (``Comparison.to_json``); ``context_pair`` gives the contexts of one pair
 for a side-by-side view.
 """
 
@@ -26,8 +26,6 @@ from core.context.view import View, current_items, render_item, resolve, token_b
 from core.cost.stored import trace_cost
 from core.cost.table import load_table
 from core.exporters.ctxlens_json import export_text
-from core.inspect.context_report import ReportRow, item_tokens
-from core.inspect.timeline import preview_of
 from core.records import ContextItem, Message
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
 from core.replay.refmap import RefRenamer, scope_of
@@ -207,34 +205,21 @@ def _multiset_diff(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], list[
 
 
 @dataclass(frozen=True)
-class ContextDiffRows:
-    """What one pair of calls saw: rows of each context, and which are only on one side."""
+class ContextPair:
+    """What one pair of calls saw: each context, and which of its items only one side had
+    (rows for a side-by-side view: ``core/inspect/comparison.py:context_diff``)."""
 
     k: int
-    a_rows: tuple[ReportRow, ...]
-    b_rows: tuple[ReportRow, ...]
+    a: View
+    b: View
     only_a: frozenset[int]
-    """Indexes into ``a_rows`` of messages B's context did not have."""
+    """Indexes into ``a.items`` of messages B's context did not have."""
     only_b: frozenset[int]
     same: bool
 
-    def to_json(self) -> dict[str, Any]:
-        def rows(rs: tuple[ReportRow, ...], only: frozenset[int]) -> list[dict[str, Any]]:
-            return [
-                {**{n: getattr(x, n) for n in x.__slots__}, "only_here": x.index in only}
-                for x in rs
-            ]
 
-        return {
-            "k": self.k,
-            "same": self.same,
-            "a": rows(self.a_rows, self.only_a),
-            "b": rows(self.b_rows, self.only_b),
-        }
-
-
-def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
-    """The k-th main call of ``a`` and of ``b`` side by side (for the comparison view)."""
+def context_pair(store: Store, a: str, b: str, k: int) -> ContextPair:
+    """The k-th main call of ``a`` and of ``b``, side by side."""
     with store.read() as r:
         ta, tb = r.find_trace(a), r.find_trace(b)
         renamer = _renamer(r, ta.id, ta.metadata, tb.id, tb.metadata)
@@ -245,29 +230,7 @@ def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
         va, vb = _context(r, ta.id, ca[k]), _context(r, tb.id, cb[k])
         ka = _keys(r, ta.id, ca[k], renamer)
         kb = _keys(r, tb.id, cb[k], RefRenamer())
-    rows_a = _rows(va)
-    rows_b = _rows(vb)
-    return ContextDiffRows(k, rows_a, rows_b, _only(ka, kb), _only(kb, ka), ka == kb)
-
-
-def _rows(view: View) -> tuple[ReportRow, ...]:
-    """Rows as the context view shows them (``core/inspect/context_report.py``)."""
-    out = []
-    for n, item in enumerate(view.items):
-        msg = view.messages.get(item.sequence) if item.sequence is not None else None
-        component, tokens = item_tokens(item, msg)
-        role = item.role or (msg.role if msg is not None else "user")
-        kind = item.kind or (msg.kind if msg is not None else "message")
-        if item.content is not None:
-            preview = " ".join(item.content[:320].split())[:160]
-        else:
-            preview = preview_of(msg) if msg is not None else ""
-        out.append(
-            ReportRow(
-                n, item.sequence, role, kind, component, tokens, preview, item.content is not None
-            )
-        )
-    return tuple(out)
+    return ContextPair(k, va, vb, _only(ka, kb), _only(kb, ka), ka == kb)
 
 
 def _only(mine: Sequence[str], theirs: Sequence[str]) -> frozenset[int]:

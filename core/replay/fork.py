@@ -21,7 +21,7 @@ from core.run.events import EventBus
 from core.store import Store
 
 
-def fork_call(calls: list[CallRef], live: list[CallRef], sequence: int) -> int:
+def fork_call(live: list[CallRef], sequence: int) -> int:
     """Position of the first main-agent call of the current run that received message
     ``sequence`` (the fork continues from there)."""
     for c in live:
@@ -53,7 +53,7 @@ def fork_options(
         message = r.message(source.id, sequence)
         calls = trace_calls(r, source.id)
         live = live_calls(r, source.id, calls)
-    at = fork_call(calls, live, sequence)
+    at = fork_call(live, sequence)
     name = title or f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
     opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content))
     return source.id, opts

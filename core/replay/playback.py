@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.context.budget import budget_of
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
-from core.inspect.budget import budget_of
 from core.records import CompactionEvent, ContextItem, GoalEvent, Grant, SkillInjection
 from core.replay.calls import CallRef, trace_calls
 from core.store.paths import LineInfo, Segment, on_path, path_segments

@@ -27,7 +27,7 @@ from core.replay.prefix import Copied, Cut, copy_prefix, covering, cut_before
 from core.replay.recorded import OnDiverge, RecordedModel, ReplayDiverged
 from core.replay.recording import Recording
 from core.replay.refmap import RefRenamer, scope_of
-from core.replay.sources import CARRIED, SourceKit, kit_for
+from core.replay.sources import SourceKit, carried_keys, kit_for
 from core.run.config import RunConfig
 from core.run.events import EventBus
 from core.run.metrics import compute
@@ -179,7 +179,7 @@ def _new_trace(
     refs: list[Any],
 ) -> tuple[str, RefRenamer, Copied]:
     meta = dict(source.metadata or {})
-    carried = {k: meta[k] for k in CARRIED if k in meta}
+    carried = {k: meta[k] for k in carried_keys() if k in meta}
     scope = scope_of(source.id, meta)
     settings = f" ({', '.join(opts.settings)})" if opts.settings else ""
     title = opts.title or f"Replay of {source.title} from call {opts.from_call}{settings}"

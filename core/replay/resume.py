@@ -14,8 +14,9 @@
    the user message "continue from where you stopped; do not redo completed steps" (with
    the completed and pending steps from the run's records) precedes the next model call.
 
-The model and tools come from the trace: the demo's scripted model and world, or a
-``ctxlens run`` trace's endpoint (``metadata.run.base_url`` or ``base_url``) and tools.
+The model and tools come from the trace: its source's re-runner (``core/run/rerunners.py``;
+the demo's scripted model and world), or a ``ctxlens run`` trace's endpoint
+(``metadata.run.base_url`` or ``base_url``) and offered tools.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ from core.errors import CheckpointConflict, ConflictError, InvalidInputError, No
 from core.exporters.ctxlens_json import export_text
 from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer, ModelSettings
 from core.records import Checkpoint
-from core.replay.sources import demo_seed, source_kind
 from core.run.config import RunConfig
 from core.run.metrics import compute
+from core.run.rerunners import Rerunner, Toolset, offered_tools, rerunner_for, toolset
 from core.run.resume import ResumePoint, main_path_tail, resume_point
 from core.run.runner import Runner
 from core.run.state import Phase
@@ -118,15 +119,16 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
     if point.phase is Phase.DONE:
         result.final = point.final
         return result  # the run had finished: nothing to do, nothing written
-    if point.phase is Phase.IDLE and source_kind(meta) != "demo":
+    rerunner = rerunner_for(meta)
+    if point.phase is Phase.IDLE and rerunner is None:
         raise InvalidInputError(
             f"trace {trace.id} was stopped before its first message: its task is not "
             "recorded, so there is nothing to resume (run it again)"
         )
     claimed = _claim(store, trace.id, latest, package, chosen.generation)
     result.status, result.generation = "resumed", claimed
-    if point.phase is Phase.IDLE:  # a demo killed before its first message: from the start
-        return await _demo_from_start(store, trace.id, result, calls_before)
+    if point.phase is Phase.IDLE and rerunner is not None:  # killed before its first message
+        return await _from_start(store, trace.id, result, calls_before, rerunner)
     if opts.rewind and head is not None and head != trace.head:
         store.rewind(trace.id, head)
         result.rewound_to = head
@@ -167,14 +169,12 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
     return result
 
 
-async def _demo_from_start(
-    store: Store, trace_id: str, result: ResumeResult, calls_before: int
+async def _from_start(
+    store: Store, trace_id: str, result: ResumeResult, calls_before: int, rerunner: Rerunner
 ) -> ResumeResult:
-    """The demo's whole turn, as ``ctxlens demo`` runs it (its task is known)."""
-    from core.demo.scenario import drive, open_demo_run
-
-    async with open_demo_run(store, trace_id) as runner:
-        await drive(runner)
+    """The source's whole turn, as ``ctxlens demo`` runs it (its task is known)."""
+    async with rerunner.open_run(store, trace_id, None) as runner:
+        await rerunner.drive(runner)
     result.final = runner.final
     result.stopped = "done" if runner.final is not None else "error"
     with store.read() as r:
@@ -225,7 +225,7 @@ def _choose(
 
 
 def _check_resumable(meta: dict[str, Any], opts: ResumeOptions) -> None:
-    if source_kind(meta) == "demo":
+    if rerunner_for(meta) is not None:
         return
     if not isinstance(meta.get("run_config"), dict):
         raise InvalidInputError(
@@ -296,17 +296,14 @@ async def _model(
     meta: dict[str, Any], config: RunConfig, opts: ResumeOptions, ticks: int
 ) -> AsyncIterator[tuple[ChatClient, ToolRegistry, Any, Callable[[], float], User]]:
     """The trace's model (and tools, slimmers, clock, scripted user) for this process."""
-    kind = source_kind(meta)
-    if kind == "demo":
-        from core.demo.scenario import demo_clock, make_model
-        from core.demo.tools import demo_slimmers, demo_tools
-        from core.demo.world import World
-
-        world = World(demo_seed(meta))
-        with ModelServer(make_model(world)) as server:
+    rerunner = rerunner_for(meta)
+    if rerunner is not None:
+        kit = rerunner.kit(meta, ticks)
+        with ModelServer(kit.model) as server:
             settings = server.settings(model=config.model, stream=config.stream)
             async with ChatClient(settings) as client:
-                yield client, demo_tools(world), demo_slimmers(), demo_clock(ticks), _demo_user()
+                tools = kit.toolset
+                yield client, tools.tools, tools.slimmers, kit.clock, _once(rerunner.user)
         return
     run: dict[str, Any] = meta["run"] if isinstance(meta.get("run"), dict) else {}
     settings = ModelSettings.resolve(
@@ -315,26 +312,19 @@ async def _model(
         fallback_model=config.fallback_model,
         stream=config.stream,
     )
-    tools, slimmers = ToolRegistry(), None
-    if run.get("demo_tools"):
-        from core.demo.tools import demo_slimmers, demo_tools
-        from core.demo.world import World
-
-        tools, slimmers = demo_tools(World()), demo_slimmers()
+    offered = toolset(offered_tools(meta)) or Toolset(ToolRegistry())
     async with ChatClient(settings) as client:
-        yield client, tools, slimmers, time.time, lambda runner: None
+        yield client, offered.tools, offered.slimmers, time.time, lambda runner: None
 
 
-def _demo_user() -> User:
-    """The demo's user, as ``open_demo_run`` installs it: the constraint hook (added once,
-    on the first step; it knows whether the path already carries the constraint)."""
-    from core.demo.scenario import constrain_after
-
+def _once(install: User) -> User:
+    """The source's user, as its own runs install it (the demo's constraint hook): added
+    once, on the first step; it knows whether the path already carries what it adds."""
     installed: set[int] = set()
 
     def user(runner: Runner) -> None:
         if id(runner) not in installed:
-            constrain_after(runner)
+            install(runner)
             installed.add(id(runner))
 
     return user

@@ -1,11 +1,12 @@
 """What a trace needs to run again: its tools, slimmers, wall clock and (if there is one)
 an offline model that decides from its context alone.
 
-- a demo trace (``metadata["demo"]``): the demo world's tools, re-executed for real (the
-  world is deterministic), its slimmers, its fixed clock, and the scripted model as oracle
-  and live model;
-- a ``ctxlens run`` trace with the demo tools (``metadata["run"]["demo_tools"]``): the same
-  tools, no oracle (its model was a real endpoint);
+- a trace of a source with a re-runner (``core/run/rerunners.py``; the demo's,
+  ``metadata["demo"]``): that source's kit — the demo world's tools, re-executed for real
+  (the world is deterministic), its slimmers, its fixed clock, and the scripted model as
+  oracle and live model;
+- a ``ctxlens run`` trace offered a registered tool set (``metadata["run"]["demo_tools"]``):
+  the same tools, no oracle (its model was a real endpoint);
 - anything else (an imported session, a run against other tools): tools that answer with
   the recorded results (``core/replay/tools.py``), the real clock, no oracle.
 """
@@ -22,37 +23,26 @@ from core.refs import SlimmerRegistry
 from core.replay.recording import Recording
 from core.replay.refmap import RefRenamer
 from core.replay.tools import recorded_tools
+from core.run.rerunners import offered_tools, rerunner_for, rerunner_keys, toolset
 from core.run.runner import INTRINSIC
 from core.run.tools import ToolRegistry
 
-#: Metadata keys a replay carries over from its source, so a replay can be replayed.
-CARRIED = ("demo", "run")
+
+def carried_keys() -> tuple[str, ...]:
+    """Metadata keys a replay carries over from its source, so a replay can be replayed:
+    the re-runners' keys (``demo``) and the run record (``run``)."""
+    return (*rerunner_keys(), "run")
 
 
 @dataclass(frozen=True)
 class SourceKit:
     kind: str
-    """demo | run | recorded."""
+    """The re-runner's key (``demo``) | run | recorded."""
     tools: ToolRegistry
     slimmers: SlimmerRegistry | None
     clock: Callable[[], float]
     oracle: ChatBackend | None = None
     """An offline model that decides from its context (judge and live continuation)."""
-
-
-def source_kind(metadata: Mapping[str, Any] | None) -> str:
-    meta = metadata or {}
-    if isinstance(meta.get("demo"), dict):
-        return "demo"
-    run = meta.get("run")
-    if isinstance(run, dict) and run.get("demo_tools"):
-        return "run"
-    return "recorded"
-
-
-def demo_seed(metadata: Mapping[str, Any] | None) -> int:
-    demo = (metadata or {}).get("demo") or {}
-    return int(demo.get("seed", 7))
 
 
 def kit_for(
@@ -61,17 +51,13 @@ def kit_for(
     renamer: RefRenamer,
     clock_ticks: int = 0,
 ) -> SourceKit:
-    kind = source_kind(metadata)
-    if kind in ("demo", "run"):
-        from core.demo.scenario import demo_clock, make_model
-        from core.demo.tools import demo_slimmers, demo_tools
-        from core.demo.world import World
-
-        world = World(demo_seed(metadata))
-        if kind == "demo":
-            return SourceKit(
-                kind, demo_tools(world), demo_slimmers(), demo_clock(clock_ticks), make_model(world)
-            )
-        return SourceKit(kind, demo_tools(world), demo_slimmers(), time.time)
-    tools = recorded_tools(recording, renamer, skip=INTRINSIC)
-    return SourceKit(kind, tools, None, time.time)
+    rerunner = rerunner_for(metadata)
+    if rerunner is not None:
+        kit = rerunner.kit(metadata or {}, clock_ticks)
+        tools = kit.toolset
+        return SourceKit(rerunner.key, tools.tools, tools.slimmers, kit.clock, kit.model)
+    offered = toolset(offered_tools(metadata))
+    if offered is not None:
+        return SourceKit("run", offered.tools, offered.slimmers, time.time)
+    recorded = recorded_tools(recording, renamer, skip=INTRINSIC)
+    return SourceKit("recorded", recorded, None, time.time)

@@ -10,9 +10,10 @@ import dataclasses
 import difflib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from core.context.compaction import CompactionConfig, SnipParams
+from core.context.compaction.config import GOAL_MODES, GoalMode
 from core.context.nudges import DuplicateDetector, StepMonitors, TodoNag, TokenBudget
 from core.errors import InvalidInputError
 from core.llm.retry import RetryPolicy
@@ -35,7 +36,7 @@ class RunConfig:
     """Context window in tokens (``none`` compaction ignores it: unlimited)."""
     threshold: float = 0.5
     compaction: CompactionMode = "ctxlens"
-    goal_mode: Literal["none", "on_complete", "on_overflow"] = "on_overflow"
+    goal_mode: GoalMode = "on_overflow"
     snip_max_messages: int = 50
     snip_head_keep: int = 3
     snip_tail_keep: int | None = None
@@ -231,9 +232,9 @@ def _checked(key: str, default: Any, value: Any) -> Any:
 
 _TUPLES = ("inject_skills", "summary_stages", "prompt_skills")
 
-_CHOICES = {
-    "compaction": ("ctxlens", "naive", "none"),
-    "goal_mode": ("none", "on_complete", "on_overflow"),
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "compaction": get_args(CompactionMode),
+    "goal_mode": GOAL_MODES,
 }
 
 

@@ -1,8 +1,9 @@
 """Live runners over stored traces: which traces can be continued, against what, and a
 context manager that opens the runner (the GUI's Run, Pause and Step).
 
-- A demo trace (``metadata["demo"]``, ``core/demo/scenario.py:create_demo_trace``) runs
-  against its scripted model, served on 127.0.0.1 while the run is open.
+- A trace of a source that registered a re-runner (``core/run/rerunners.py``; the demo's,
+  ``metadata["demo"]``) runs against that source's model, e.g. the demo's scripted model
+  served on 127.0.0.1 while the run is open.
 - A trace recorded by ``ctxlens run`` (``metadata["run_config"]``) runs against the
   configured endpoint: ``CTXLENS_BASE_URL``, ``CTXLENS_MODEL`` (else the trace's own model)
   and the key from the environment. Without a base URL it cannot run, and says so.
@@ -24,6 +25,7 @@ from core.llm.settings import ENV_BASE_URL, ENV_MODEL, ModelConfigError, ModelSe
 from core.records import ToolCall, Trace
 from core.run.config import RunConfig
 from core.run.events import EventBus, RunEvent
+from core.run.rerunners import rerunner_for, toolset
 from core.run.resume import resume_point_of
 from core.run.state import Phase
 from core.store import Store
@@ -32,8 +34,7 @@ if TYPE_CHECKING:
     from core.run.runner import Runner
 
 LiveKind = Literal["demo", "endpoint", "unconfigured", "foreign"]
-DEMO_TOOLS = "demo"
-"""``RunConfig.extra["tools"]`` of a run that was offered the demo world's tools."""
+"""``demo``: a source's own re-runner runs it (the demo is the one registered)."""
 
 
 class NotRunnableError(InvalidInputError):
@@ -54,11 +55,10 @@ class LiveSupport:
 
 
 def live_support(trace: Trace, env: Mapping[str, str] | None = None) -> LiveSupport:
-    from core.demo.options import demo_options
-
     meta = trace.metadata if isinstance(trace.metadata, dict) else {}
-    if demo_options(meta) is not None:
-        return LiveSupport("demo", "the demo's scripted model, served on 127.0.0.1")
+    rerunner = rerunner_for(meta)
+    if rerunner is not None:
+        return LiveSupport("demo", rerunner.detail)
     config = meta.get("run_config")
     if not isinstance(config, dict):
         return LiveSupport(
@@ -98,12 +98,11 @@ async def open_live_run(
     """A runner for ``trace_id`` with its model reachable for as long as the context is
     open. The caller ``attach()``-es it (or starts a turn on a fresh trace). Raises
     ``NotRunnableError`` (saying why) for traces that cannot run."""
-    from core.demo.scenario import open_demo_run
-
     trace = store.trace(trace_id)
     support = live_support(trace, env)
-    if support.kind == "demo":
-        async with open_demo_run(store, trace.id, events) as runner:
+    rerunner = rerunner_for(trace.metadata)
+    if support.kind == "demo" and rerunner is not None:
+        async with rerunner.open_run(store, trace.id, events) as runner:
             yield runner
         return
     if support.model is None:
@@ -138,12 +137,8 @@ async def _endpoint_run(
 
 
 def _tools(config: RunConfig) -> dict[str, Any]:
-    if config.extra.get("tools") != DEMO_TOOLS:
-        return {}
-    from core.demo.tools import demo_slimmers, demo_tools
-    from core.demo.world import World
-
-    return {"tools": demo_tools(World()), "slimmers": demo_slimmers()}
+    offered = toolset(config.extra.get("tools"))
+    return {} if offered is None else {"tools": offered.tools, "slimmers": offered.slimmers}
 
 
 PHASE_TEXT = {

@@ -18,10 +18,10 @@ from typing import Any
 
 from core.context.view import render_item
 from core.importers.ctxlens_json import message_from_json
-from core.records import ContextItem, Message, canonical_call, decode_items
+from core.records import ContextItem, Message, MessageKind, canonical_call, decode_items
 from core.tokens import count_message
 
-SYNTHETIC_KINDS = frozenset({"injected_context", "injected_skill"})
+SYNTHETIC_KINDS: frozenset[MessageKind] = frozenset({"injected_context", "injected_skill"})
 
 
 def compute(export: Mapping[str, Any]) -> dict[str, Any]:

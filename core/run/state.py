@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 
 class Phase(StrEnum):
@@ -32,12 +33,16 @@ class StepResult:
     detail: str = ""
 
 
+StopReason = Literal["", "done", "paused", "max_steps", "cancelled", "error"]
+"""Why ``Runner.run`` returned (``""``: it has not run)."""
+
+
 @dataclass
 class RunResult:
     steps: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
     final: str | None = None
-    stopped: str = ""
+    stopped: StopReason = ""
     """Why ``run`` returned: done, paused, max_steps, cancelled, error."""
     errors: list[str] = field(default_factory=list)

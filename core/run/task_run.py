@@ -19,7 +19,7 @@ from core.errors import InvalidInputError
 from core.llm.secrets import Secret
 from core.llm.settings import ENV_BASE_URL, ENV_MODEL
 from core.run.config import RunConfig
-from core.run.live import DEMO_TOOLS
+from core.run.rerunners import DEMO_TOOLS
 from core.store import Store
 
 KEYRING_SERVICE = "ctxlens"

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
+from core.records import ROLES as MESSAGE_ROLES
 from core.records import (
     Checkpoint,
     CompactionEvent,
@@ -41,7 +42,7 @@ from core.store.objects import ObjectStore
 from core.store.reader import Reader
 from core.tokens import count_message
 
-ROLES = frozenset({"system", "user", "assistant", "tool"})
+ROLES = frozenset(MESSAGE_ROLES)
 R = TypeVar("R", LlmCall, CompactionEvent, Grant)
 
 
@@ -408,10 +409,24 @@ class Writer:
         st.head = to_sequence
         st.dirty = True
         self.add_run_event(trace_id, "rewind", to_sequence, {"from": old, "to": to_sequence})
-        from core.delegation.store import drop_rewound_grants  # DEL-3: later grants end
-
-        drop_rewound_grants(self, trace_id, to_sequence)
+        self._end_later_grants(trace_id, to_sequence)
         return old, to_sequence
+
+    def _end_later_grants(self, trace_id: str, to_sequence: int) -> int:
+        """DEL-3: the held grants ``trace_id`` made after ``to_sequence`` end with the reason
+        ``rewind to N`` (the rule of ``core/delegation/snapshots.py:dropped_by_rewind``, in
+        one statement here so every rewind applies it); how many ended."""
+        c = t.delegation_grants.c
+        done = self.conn.execute(
+            update(t.delegation_grants)
+            .where(
+                c.granted_by == trace_id,
+                c.granted_at_sequence > to_sequence,
+                c.dropped_reason.is_(None),
+            )
+            .values(dropped_reason=f"rewind to {to_sequence}")
+        )
+        return int(done.rowcount or 0)
 
     def flush(self) -> None:
         """Write back sequence counters, heads, the line index and the queued LLM calls

@@ -161,7 +161,7 @@ class TokenCounter:
 
     def count_message(
         self,
-        role: str,
+        role: str,  # noqa: ARG002 (the same call as core.tokens.count_message)
         content: str,
         tool_calls: Iterable[Any] = (),
         name: str | None = None,

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.context.budget import Budget, budget_from_metadata
 from core.context.view import current_items, current_view, token_breakdown
 from core.inspect.bands import bands
 from core.inspect.branches import branches, fork_badges
-from core.inspect.budget import Budget, budget_from_metadata
 from core.inspect.context_report import call_report, current_report, diff_items
 from core.inspect.detail import guess_format, message_detail
 from core.inspect.fuzzy import fuzzy_filter, fuzzy_score

@@ -16,10 +16,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.importers.api import import_paths
+from core.inspect.comparison import ContextDiffRows
 from core.inspect.goals import GoalNode, goal_outline
 from core.inspect.panels import skill_rows
 from core.inspect.rerun import RerunOutcome
-from core.replay.compare import Comparison, ContextDiffRows
+from core.replay.compare import Comparison
 from core.replay.playback import Playback, PlaybackState
 from core.store import Store
 from tests.conftest import TRACES

@@ -6,8 +6,8 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from core.context.budget import Budget
 from core.context.view import COMPONENTS
-from core.inspect.budget import Budget
 from ui.theme import COMPONENT_COLORS
 
 MARKER_COLORS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from core.inspect.budget import Budget
+from core.context.budget import Budget
 from core.inspect.context_report import ContextReport
 from core.replay.playback import TokensAsOf
 from ui.panes.bar import TokenBar

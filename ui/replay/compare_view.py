@@ -3,7 +3,7 @@
 A window of its own (the main window stays usable): the summary metrics of both with the
 delta, the settings that differ, input tokens per call as a chart with each side's
 compactions, the call list, the two contexts of the selected call with the messages only
-one side had highlighted (``core/replay/compare.py:context_diff``, computed on the task
+one side had highlighted (``core/inspect/comparison.py:context_diff``, computed on the task
 runner), the retention report at the end, and "Export HTML report…"
 (``core/replay/report.py:html_report``). Everything shown comes from
 ``core/inspect/comparison.py``.
@@ -30,11 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspect.comparison import (
+    ContextDiffRows,
     MetricRow,
     RetentionRow,
     SettingRow,
     call_delta,
     call_text,
+    context_diff,
     export_html,
     metric_rows,
     report_name,
@@ -42,7 +44,7 @@ from core.inspect.comparison import (
     setting_rows,
 )
 from core.inspect.context_report import ReportRow
-from core.replay.compare import CallPair, Comparison, ContextDiffRows, compare, context_diff
+from core.replay.compare import CallPair, Comparison, compare
 from core.replay.report import COLORS
 from core.store import Store
 from ui.close_keys import add_close_keys

@@ -31,7 +31,7 @@ from core.inspect.branches import Branch, branch_label, branches, fork_badges
 from core.inspect.membership import ContextMembership, context_membership
 from core.inspect.query import SearchResult, parse_query, run_search
 from core.inspect.timeline import TimelineRow
-from core.records import MESSAGE_KINDS
+from core.records import MESSAGE_KINDS, ROLES
 from core.store import Store
 from core.store.paths import Segment
 from ui.elided import ElidedLabel
@@ -39,8 +39,6 @@ from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
 from ui.timeline.model import TimelineModel
-
-ROLES = ("system", "user", "assistant", "tool")
 
 
 @dataclass(frozen=True)

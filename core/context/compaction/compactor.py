@@ -20,7 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.context.compaction.breaker import CircuitBreaker
-from core.context.compaction.config import LEVELS, CompactionConfig
+from core.context.compaction.config import (
+    LEVELS,
+    CompactionConfig,
+    LevelChoice,
+    Trigger,
+    is_level_choice,
+)
 from core.context.compaction.files import FileStateCache, restore_files
 from core.context.compaction.goal import compact_goals
 from core.context.compaction.identity import inject_identity
@@ -109,7 +115,7 @@ class Compactor:
         dry_run: bool = False,
     ) -> CompactionOutcome:
         """Manual compaction (the ``compress_context`` tool, the UI, the CLI)."""
-        if level not in (*LEVELS, "auto"):
+        if not is_level_choice(level):
             raise InvalidInputError(f"unknown compaction level {level!r}; use one of {LEVELS}")
         tokens = view_tokens(view)
         if self._active:
@@ -136,10 +142,10 @@ class Compactor:
     async def _guarded(
         self,
         view: View,
-        level: str,
+        level: LevelChoice,
         records: Records | None,
         limit: int,
-        trigger: str,
+        trigger: Trigger,
         tokens: int,
     ) -> CompactionOutcome:
         self._active = True
@@ -153,7 +159,7 @@ class Compactor:
     async def _run(
         self,
         view: View,
-        level: str,
+        level: LevelChoice,
         records: Records,
         limit: int,
         min_reclaim: float | None = None,
@@ -238,8 +244,8 @@ class Compactor:
     def _finish(
         self,
         view: View,
-        level: str,
-        trigger: str,
+        level: LevelChoice,
+        trigger: Trigger,
         tokens: int,
         run: _Run,
         min_reclaim: float | None,
@@ -272,11 +278,11 @@ class Compactor:
     @staticmethod
     def _same(
         view: View,
-        level: str,
+        level: LevelChoice,
         status: Status,
         reason: str,
         tokens: int,
-        trigger: str = "auto",
+        trigger: Trigger = "auto",
         run: _Run | None = None,
         errors: tuple[str, ...] = (),
     ) -> CompactionOutcome:

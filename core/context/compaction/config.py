@@ -4,12 +4,27 @@ summary, B for the layers, guards and file cache); every one is configurable."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 GoalMode = Literal["none", "on_complete", "on_overflow"]
+GOAL_MODES: tuple[GoalMode, ...] = get_args(GoalMode)
 #: Levels and layers, in the order ``auto`` applies them.
-LEVELS = ("goal", "snip", "micro", "summary", "aggressive", "identity")
-ALL_LEVELS = (*LEVELS, "auto")
+Level = Literal["goal", "snip", "micro", "summary", "aggressive", "identity"]
+LEVELS: tuple[Level, ...] = get_args(Level)
+LevelChoice = Literal[Level, "auto"]
+"""What a manual compaction may ask for: one level or layer, or ``auto`` (all, in order)."""
+ALL_LEVELS: tuple[LevelChoice, ...] = get_args(LevelChoice)
+Trigger = Literal["auto", "manual", "on_complete"]
+"""Why the runtime compacted: over the threshold, asked for, or a goal was completed
+(``goal_mode=on_complete``). Imported compactions keep their tool's own word."""
+
+
+def is_level_choice(level: str) -> TypeGuard[LevelChoice]:
+    return level in ALL_LEVELS
+
+
+def is_goal_mode(mode: str) -> TypeGuard[GoalMode]:
+    return mode in GOAL_MODES
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from core.context.compaction.config import LevelChoice, Trigger
 from core.context.compaction.items import with_items
 from core.context.compaction.result import LayerResult
 from core.context.compaction.summary import SummaryResult
@@ -20,13 +21,13 @@ class CompactionOutcome:
     """``compacted``: ``items`` is a new context to commit. Anything else: the context stays
     as it was (``items`` equals the input)."""
     reason: str
-    level: str
+    level: LevelChoice
     """The level or layer asked for (``auto`` runs the layers in order)."""
     before: View
     items: tuple[ContextItem, ...]
     tokens_before: int
     tokens_after: int
-    trigger: str = "auto"
+    trigger: Trigger = "auto"
     layers: tuple[LayerResult, ...] = ()
     """The transforms that changed the context, in the order they ran."""
     summary: SummaryResult | None = None

@@ -11,13 +11,14 @@ from sqlalchemy import func, select
 from core.delegation.anchor import normalize_anchor
 from core.delegation.brief import normalize_brief
 from core.delegation.normal import DelegationError
-from core.delegation.snapshots import RefGrant, dropped_by_revision
+from core.delegation.snapshots import RefGrant, dropped_by_revision, dropped_by_rewind
 from core.delegation.store import (
     add_brief_version,
     add_grants,
     brief_versions,
     drop_grants,
     grants_held,
+    grants_made,
     load_anchor,
     record_read,
     register_child,
@@ -61,6 +62,8 @@ def test_store_versions_grants_and_rewind(store_url: str) -> None:
             )
             record_read(w, grants[0], 7)
         assert _rows(s, t.task_protocol_versions)[: len(first)] == first  # old rows unchanged
+        with s.read() as r:  # the rule the store's rewind applies (one UPDATE there)
+            expected = {g.id for g in dropped_by_rewind(grants_made(r, root), root, 3)}
         s.rewind(root, 3)  # the grant made at #4 ends, the one at #2 stays
         with s.read() as r:
             held = grants_held(r, child)
@@ -68,6 +71,7 @@ def test_store_versions_grants_and_rewind(store_url: str) -> None:
                 (2, True, None),
                 (4, False, "rewind to 3"),
             ]
+            assert {g.id for g in held if g.dropped == "rewind to 3"} == expected
             assert [v.brief.objective for v in brief_versions(r, child)] == ["a", "b"]
             assert load_anchor(r, root) == anchor
         with s.write() as w:

@@ -16,7 +16,6 @@ from core.llm import ChatClient, ModelServer, Script, ScriptedModel, Step
 from core.run.config import RunConfig
 from core.run.events import EventBus, RunEvent
 from core.run.live import (
-    DEMO_TOOLS,
     NotRunnableError,
     event_text,
     fatal_error,
@@ -25,6 +24,7 @@ from core.run.live import (
     open_live_run,
     stored_step,
 )
+from core.run.rerunners import DEMO_TOOLS
 from core.run.resume import resume_phase
 from core.run.runner import Runner
 from core.run.state import Phase

@@ -3,7 +3,7 @@
 A ctxlens run: values from trace metadata (``metadata["budget"]``) when the run recorded
 them, else the defaults of the seeds (B 2.1: soft 32,000 / hard 40,000 tokens; CMP-4:
 threshold 0.5 × the context window). An imported trace gets none of those: only its window
-(``core/inspect/window.py``, possibly unknown) and the limits the tool itself had (Claude
+(``core/context/window.py``, possibly unknown) and the limits the tool itself had (Claude
 Code's auto-compact point, as its compaction markers recorded it).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.inspect.window import imported_window, is_imported
+from core.context.window import imported_window, is_imported
 
 DEFAULT_WINDOW = 128_000
 DEFAULT_SOFT = 32_000

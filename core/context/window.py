@@ -2,7 +2,7 @@
 
 In order: the trace itself (Codex ``model_context_window``, a window an importer read from
 the tool's record), the configuration of a ctxlens run, the shipped table of known models
-(``core/inspect/data/model_windows.json``, each row dated with its source), else unknown.
+(``core/context/data/model_windows.json``, each row dated with its source), else unknown.
 The embedded runtime's limits never stand in for another tool's.
 """
 

@@ -1,0 +1,102 @@
+"""How to run a trace of a given source again, looked up by its source.
+
+The live runner (``core/run/live.py``), replay (``core/replay/sources.py``) and resume
+(``core/replay/resume.py``) continue or re-run stored traces without knowing which sources
+exist. A source whose traces can run again offline registers a ``Rerunner`` under the
+metadata key its traces carry (the demo: ``metadata["demo"]``, registered by
+``core/demo/__init__.py``); a tool set a ``ctxlens run`` can be offered registers under the
+name its run config records (``RunConfig.extra["tools"]``). A new source is one
+registration; the layers contract (``pyproject.toml``) keeps ``run`` and ``replay`` from
+importing the demo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.llm import ChatBackend
+    from core.refs import SlimmerRegistry
+    from core.run.events import EventBus
+    from core.run.runner import Runner
+    from core.run.tools import ToolRegistry
+    from core.store import Store
+
+DEMO_TOOLS = "demo"
+"""``RunConfig.extra["tools"]`` of a run that was offered the demo world's tools (its run
+record says ``metadata["run"]["demo_tools"]``)."""
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """Tools a run is offered, and the slimmers of their results."""
+
+    tools: ToolRegistry
+    slimmers: SlimmerRegistry | None = None
+
+
+@dataclass(frozen=True)
+class RerunKit:
+    """What one re-run of a trace takes from its source: fresh tools, a wall clock that
+    continues after the recorded readings, and an offline model that decides from its
+    context alone (a replay's oracle, a resumed run's model)."""
+
+    toolset: Toolset
+    clock: Callable[[], float]
+    model: ChatBackend
+
+
+@dataclass(frozen=True)
+class Rerunner:
+    """A source that can run its traces again (the demo)."""
+
+    key: str
+    """The metadata key whose object marks a trace of this source (``demo``)."""
+    detail: str
+    """What its traces run against, in a line (the GUI's run status)."""
+    kit: Callable[[Mapping[str, Any], int], RerunKit]
+    """The kit for a trace with this metadata, its clock after that many readings."""
+    open_run: Callable[[Store, str, EventBus | None], AbstractAsyncContextManager[Runner]]
+    """A live runner for a stored trace, its model reachable while the context is open."""
+    drive: Callable[[Runner], Awaitable[None]]
+    """The trace's whole turn from the start (the source knows its task)."""
+    user: Callable[[Runner], None]
+    """Installs the source's scripted user on a runner (once per runner)."""
+
+
+_RERUNNERS: dict[str, Rerunner] = {}
+_TOOLSETS: dict[str, Callable[[], Toolset]] = {}
+
+
+def register_rerunner(rerunner: Rerunner) -> None:
+    _RERUNNERS[rerunner.key] = rerunner
+
+
+def rerunner_for(metadata: object) -> Rerunner | None:
+    """The re-runner of a trace with this metadata, or ``None`` (imported, recorded runs)."""
+    if not isinstance(metadata, Mapping):
+        return None
+    return next((r for k, r in _RERUNNERS.items() if isinstance(metadata.get(k), dict)), None)
+
+
+def rerunner_keys() -> tuple[str, ...]:
+    return tuple(_RERUNNERS)
+
+
+def register_toolset(name: str, make: Callable[[], Toolset]) -> None:
+    _TOOLSETS[name] = make
+
+
+def toolset(name: object) -> Toolset | None:
+    """A fresh tool set registered as ``name`` (``None``: no name, or none registered)."""
+    make = _TOOLSETS.get(name) if isinstance(name, str) else None
+    return make() if make is not None else None
+
+
+def offered_tools(metadata: object) -> str | None:
+    """The tool set a ``ctxlens run`` trace was offered, from its run record."""
+    run = metadata.get("run") if isinstance(metadata, Mapping) else None
+    return DEMO_TOOLS if isinstance(run, Mapping) and run.get("demo_tools") else None
