@@ -375,12 +375,16 @@ class TraceBuilder:
         created_at: float = 0.0,
         params: Any = None,
         digest: str | None = None,
+        encoded: list[Any] | None = None,
     ) -> LlmCall:
         """Record a model call the source logged, with the exact context it received
-        (``digest``: its request hash when the caller already has it). Queued: written with
+        (``digest``: its request hash when the caller already has it; ``encoded``: the
+        context as ``encode_items`` gives it, likewise). Queued: written with
         the others at the next flush (``Writer.queue_llm_call``, one executemany); the request
-        hash reads the context's messages, so those queued here are written first."""
-        self._synced()
+        hash reads the context's messages, so those queued here are written first (a given
+        ``digest`` reads nothing: the call just joins the queue)."""
+        if digest is None:
+            self._synced()
         if created_at:
             self._saw_time(created_at)
         items = tuple(context)
@@ -407,7 +411,7 @@ class TraceBuilder:
             created_at=created_at,
             params=params,
         )
-        self.w.queue_llm_call(call)
+        self.w.queue_llm_call(call, encoded)
         self.llm_calls += 1
         self.model = model or self.model
         return call
@@ -462,8 +466,10 @@ class TraceBuilder:
     ) -> LlmCall:
         """A model call the source logged only as its reply and usage: the context is what
         the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
-        to what follows that message (a subagent sees its own branch, not its parent's)."""
-        self._synced()
+        to what follows that message (a subagent sees its own branch, not its parent's).
+        The hash reads only message rows, so queued messages are written, not the rest
+        (a ``Writer.flush`` per call would also write the call queue one call at a time)."""
+        self.flush()
         items: tuple[ContextItem, ...] = ()
         if head is not None:
             items, boundary = self.paths.items(head)
@@ -474,6 +480,8 @@ class TraceBuilder:
             items = items[cut + 1 :] if cut is not None else items
         if self._hashes is None:
             self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
+        key = lane or agent_name
+        digest = self._hashes.digest(key, items)
         return self.llm_call(
             items,
             model=model,
@@ -484,7 +492,8 @@ class TraceBuilder:
             branch_type=branch_type,
             created_at=created_at,
             params={"context": "reconstructed"},
-            digest=self._hashes.digest(lane or agent_name, items),
+            digest=digest,
+            encoded=self._hashes.encoded(key),
         )
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:

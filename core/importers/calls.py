@@ -14,8 +14,12 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.context.view import NOT_SENT, canonical_json, render_item
-from core.records import ContextItem, Message
+from sqlalchemy import Text, bindparam, select, type_coerce
+
+from core.context.view import NOT_SENT, canonical_bytes, render_item
+from core.importers.reading import loads
+from core.records import ContextItem, ItemsEncoder, Message, ToolCall
+from core.store import schema as t
 from core.store.reader import Reader
 
 _EMPTY = hashlib.sha256(b"[]").hexdigest()
@@ -25,6 +29,7 @@ _EMPTY = hashlib.sha256(b"[]").hexdigest()
 class _Lane:
     items: tuple[ContextItem, ...] = ()
     hasher: Any = field(default_factory=hashlib.sha256)
+    encoder: ItemsEncoder = field(default_factory=ItemsEncoder)
 
 
 class ContextHashes:
@@ -48,8 +53,9 @@ class ContextHashes:
             state = self._lanes[lane] = _Lane()
         added = items[len(state.items) :]
         for n, text in enumerate(self._render(added)):
-            sep = b"[" if not state.items and n == 0 else b","
-            state.hasher.update(sep + text.encode("utf-8"))
+            state.hasher.update(b"[" if not state.items and n == 0 else b",")
+            state.hasher.update(text)
+        state.encoder.feed(added)
         state.items = items
         if not items:
             return _EMPTY
@@ -57,13 +63,17 @@ class ContextHashes:
         done.update(b"]")
         return str(done.hexdigest())
 
-    def _render(self, items: tuple[ContextItem, ...]) -> list[str]:
+    def encoded(self, lane: str) -> list[Any]:
+        """``encode_items`` of the items last hashed in ``lane`` (kept as they grew)."""
+        return self._lanes[lane].encoder.encoded()
+
+    def _render(self, items: tuple[ContextItem, ...]) -> list[bytes]:
         if len(self._msgs) > self.KEEP:
             self._msgs.clear()
         missing = sorted({i.sequence for i in items if i.sequence is not None} - set(self._msgs))
         if missing:
             self._fetch(missing)
-        return [canonical_json(render_item(i, self._msgs)) for i in items]
+        return [canonical_bytes(render_item(i, self._msgs)) for i in items]
 
     def _fetch(self, missing: list[int]) -> None:
         """Read the missing messages and the next ones after them: calls come in time
@@ -71,11 +81,56 @@ class ContextHashes:
         ahead = range(missing[0], missing[0] + self.AHEAD)
         sent = self.sent
         wanted = set(missing) | {s for s in ahead if sent is None or (s < len(sent) and sent[s])}
-        self.reader.count_pending = False  # the hash needs the texts, not their counts
-        try:
-            self._msgs.update(self.reader.messages(self.trace_id, sorted(wanted)))
-        finally:
-            self.reader.count_pending = True
+        conn = self.reader.conn
+        seqs = sorted(wanted)
+        for i in range(0, len(seqs), 500):
+            rows = conn.execute(_SENDABLE, {"tid": self.trace_id, "seqs": seqs[i : i + 500]})
+            self._msgs.update((row[0], _sendable(self.trace_id, *row)) for row in rows)
+
+
+_m = t.messages.c
+_SENDABLE = select(
+    _m.sequence,
+    _m.role,
+    _m.content,
+    type_coerce(_m.parts, Text),
+    type_coerce(_m.tool_calls, Text),
+    _m.tool_call_id,
+).where(_m.trace_id == bindparam("tid"), _m.sequence.in_(bindparam("seqs", expanding=True)))
+"""What ``Message.to_openai`` reads, JSON columns as their text (the hash does not need
+the rest of the row, nor SQLAlchemy's ``json.loads`` of every metadata column)."""
+
+
+def _sendable(
+    trace_id: str, seq: int, role: Any, content: str, parts: Any, calls: Any, call_id: Any
+) -> Message:
+    """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders."""
+    parts, calls = _json(parts), _json(calls)
+    return Message(
+        trace_id=trace_id,
+        sequence=seq,
+        parent_sequence=None,
+        role=role,
+        content=content,
+        parts=tuple(parts) if parts is not None else None,
+        tool_calls=tuple(ToolCall.from_json(c) for c in calls) if calls else (),
+        tool_call_id=call_id,
+        name=None,
+        goal_id=None,
+        kind="message",
+        branch_type=None,
+        branch_id=None,
+        agent_name="",
+        token_count=0,
+        usage=None,
+        created_at=0.0,
+        metadata=None,
+    )
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read as text (SQLite) or already decoded (a server database)."""
+    return loads(value.encode("utf-8")) if isinstance(value, str) else value
 
 
 class PathTracker:
@@ -95,6 +150,10 @@ class PathTracker:
         self.boundaries: list[tuple[int | None, tuple[ContextItem, ...]]] = []
         self._path = array("i")
         """The path to the last head asked for (``_path[d]`` = the message at depth d)."""
+        self._path_items: list[ContextItem | None] = []
+        """The item of each sent message on ``_path`` (``None``: not sent), kept while the
+        path is: the contexts of successive calls share them (compared by identity, not
+        field by field) and are cut from it in C, not item by item."""
 
     def add(self, seq: int, parent: int | None, kind: str) -> None:
         assert seq == len(self.parent), "messages are tracked in sequence order"
@@ -108,7 +167,7 @@ class PathTracker:
     def items(self, head: int) -> tuple[tuple[ContextItem, ...], int | None]:
         """The context items the View holds at ``head``, and the index (in record order)
         of the compaction they start from."""
-        path = self._walk(head)
+        self._walk(head)
         start = 0
         out: list[ContextItem] = []
         used = None
@@ -119,8 +178,7 @@ class PathTracker:
                 start = self.depth[at] + 1 if at is not None else 0
                 used = n
                 break
-        sent = self.sent
-        out.extend(ContextItem(s) for s in path[start : self.depth[head] + 1] if sent[s])
+        out.extend(filter(None, self._path_items[start : self.depth[head] + 1]))
         return tuple(out), used
 
     def _on_path(self, seq: int, head: int) -> bool:
@@ -137,5 +195,9 @@ class PathTracker:
             node = parent[node]
         keep = depth[node] + 1 if node >= 0 else 0
         del path[keep:]
-        path.extend(reversed(climbed))
+        del self._path_items[keep:]
+        climbed.reverse()
+        path.extend(climbed)
+        sent = self.sent
+        self._path_items.extend(ContextItem(s) if sent[s] else None for s in climbed)
         return path
