@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.context.view import current_items, request_sha256, resolve, token_breakdown
+from core.context.view import resolve, token_breakdown
 from core.errors import ImportCancelled
 from core.importers.calls import ContextHashes, PathTracker
 from core.importers.counting import NOT_COUNTED
@@ -301,14 +301,15 @@ class TraceBuilder:
     ) -> CompactionEvent:
         """Record a boundary after ``at_sequence``: the model's context became ``context_after``.
 
-        What left the context and the token figures are derived from the store (the View
-        up to ``at_sequence``), so they agree with what the inspector shows.
+        What left the context is the View up to ``at_sequence`` (from the in-memory tree,
+        ``PathTracker``, which applies the View's rule: no query), the token figures are
+        counted from the store, so they agree with what the inspector shows.
         """
         self._synced()
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
         if at_sequence is not None:
-            before, _ = current_items(r, self.trace_id, at_sequence)
+            before, _ = self.paths.items(at_sequence)
         after = tuple(context_after)
         kept = {i.sequence for i in after if i.sequence is not None and i.content is None}
         removed = tuple(
@@ -381,20 +382,17 @@ class TraceBuilder:
         (``digest``: its request hash when the caller already has it; ``encoded``: the
         context as ``encode_items`` gives it, likewise). Queued: written with
         the others at the next flush (``Writer.queue_llm_call``, one executemany); the request
-        hash reads the context's messages, so those queued here are written first (a given
-        ``digest`` reads nothing: the call just joins the queue)."""
-        if digest is None:
-            self._synced()
+        hash reads the context's messages (only their rows: ``ContextHashes``, which also
+        carries the hash of an agent's growing context from call to call), so those queued
+        here are written first; a given ``digest`` reads nothing."""
         if created_at:
             self._saw_time(created_at)
         items = tuple(context)
         if digest is None:
-            reader = self.w.read
-            reader.count_pending = False  # the request hash needs the texts, not their counts
-            try:
-                digest = request_sha256(resolve(reader, self.trace_id, items).openai())
-            finally:
-                reader.count_pending = True
+            self.flush()
+            lane = f"call:{agent_name}"
+            digest = self._context_hashes().digest(lane, items)
+            encoded = self._context_hashes().encoded(lane) if encoded is None else encoded
         call = LlmCall(
             trace_id=self.trace_id,
             call_index=self.llm_calls,
@@ -478,10 +476,8 @@ class TraceBuilder:
         if since is not None:
             cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
             items = items[cut + 1 :] if cut is not None else items
-        if self._hashes is None:
-            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
         key = lane or agent_name
-        digest = self._hashes.digest(key, items)
+        digest = self._context_hashes().digest(key, items)
         return self.llm_call(
             items,
             model=model,
@@ -493,8 +489,13 @@ class TraceBuilder:
             created_at=created_at,
             params={"context": "reconstructed"},
             digest=digest,
-            encoded=self._hashes.encoded(key),
+            encoded=self._context_hashes().encoded(key),
         )
+
+    def _context_hashes(self) -> ContextHashes:
+        if self._hashes is None:
+            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
+        return self._hashes
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:
         """The first real request among the first messages with this role and kind (a

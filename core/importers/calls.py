@@ -77,15 +77,23 @@ class ContextHashes:
 
     def _fetch(self, missing: list[int]) -> None:
         """Read the missing messages and the next ones after them: calls come in time
-        order, so what the next calls add is mostly just written (one query serves many)."""
-        ahead = range(missing[0], missing[0] + self.AHEAD)
-        sent = self.sent
-        wanted = set(missing) | {s for s in ahead if sent is None or (s < len(sent) and sent[s])}
-        conn = self.reader.conn
-        seqs = sorted(wanted)
-        for i in range(0, len(seqs), 500):
-            rows = conn.execute(_SENDABLE, {"tid": self.trace_id, "seqs": seqs[i : i + 500]})
-            self._msgs.update((row[0], _sendable(self.trace_id, *row)) for row in rows)
+        order, so what the next calls add is mostly just written (one query serves many).
+        One range of ``AHEAD`` sequences per query (a constant statement over the primary
+        key, not an ``IN`` list of another length each time); rows never sent are skipped."""
+        sent, conn, msgs = self.sent, self.reader.conn, self._msgs
+        todo, asked = missing, set(missing)
+        while todo:
+            lo = todo[0]
+            hi = lo + self.AHEAD
+            if conn.dialect.name == "sqlite":  # through the driver: one query per sample
+                rows = conn.exec_driver_sql(_SQLITE_SENDABLE, (self.trace_id, lo, hi))
+            else:
+                rows = conn.execute(_SENDABLE, {"tid": self.trace_id, "lo": lo, "hi": hi})
+            for row in rows:
+                seq = row[0]
+                if sent is None or (seq < len(sent) and sent[seq]) or seq in asked:
+                    msgs[seq] = _sendable(self.trace_id, *row)
+            todo = [s for s in todo if s >= hi]
 
 
 _m = t.messages.c
@@ -96,9 +104,15 @@ _SENDABLE = select(
     type_coerce(_m.parts, Text),
     type_coerce(_m.tool_calls, Text),
     _m.tool_call_id,
-).where(_m.trace_id == bindparam("tid"), _m.sequence.in_(bindparam("seqs", expanding=True)))
+).where(
+    _m.trace_id == bindparam("tid"), _m.sequence >= bindparam("lo"), _m.sequence < bindparam("hi")
+)
 """What ``Message.to_openai`` reads, JSON columns as their text (the hash does not need
 the rest of the row, nor SQLAlchemy's ``json.loads`` of every metadata column)."""
+_SQLITE_SENDABLE = (
+    "SELECT sequence, role, content, parts, tool_calls, tool_call_id FROM messages"
+    " WHERE trace_id = ? AND sequence >= ? AND sequence < ?"
+)
 
 
 def _sendable(
