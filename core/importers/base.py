@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.context.view import resolve, token_breakdown
+from core.context.view import NOT_SENT, resolve, token_breakdown
 from core.errors import ImportCancelled
-from core.importers.calls import ContextHashes, PathTracker
+from core.importers.calls import ContextHashes, FreshMessages, PathTracker
 from core.importers.counting import NOT_COUNTED
 from core.importers.titles import request_title
 from core.importers.usage import normalize_usage
@@ -189,6 +189,7 @@ class TraceBuilder:
         start and duration, where the source dates anything."""
         self._hashes: ContextHashes | None = None
         self.paths = PathTracker()
+        self._fresh = FreshMessages()
         self._boundaries: list[CompactionEvent] = []
         self._settled: set[int] = set()
 
@@ -207,6 +208,8 @@ class TraceBuilder:
         if nm.created_at:
             self._saw_time(nm.created_at)
         self.paths.add(seq, parent, nm.kind)
+        if nm.kind not in NOT_SENT:
+            self._fresh.keep(seq, nm)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -493,8 +496,11 @@ class TraceBuilder:
         )
 
     def _context_hashes(self) -> ContextHashes:
+        """The hash state of this trace's calls; it reads through the current transaction
+        (a live builder writes each batch in a transaction of its own)."""
         if self._hashes is None:
-            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
+            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent, self._fresh)
+        self._hashes.reader = self.w.read
         return self._hashes
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:

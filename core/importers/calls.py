@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from sqlalchemy import Text, bindparam, select, type_coerce
 
 from core.context.view import NOT_SENT, canonical_bytes, render_item
 from core.importers.reading import loads
-from core.records import ContextItem, ItemsEncoder, Message, ToolCall
+from core.records import ContextItem, ItemsEncoder, Message, NewMessage, ToolCall
 from core.store import schema as t
 from core.store.reader import Reader
 
@@ -39,11 +40,20 @@ class ContextHashes:
     KEEP = 1024
     """Messages held for rendering (bounded: a long trace's messages are not all kept)."""
 
-    def __init__(self, reader: Reader, trace_id: str, sent: bytearray | None = None) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        trace_id: str,
+        sent: bytearray | None = None,
+        fresh: Mapping[int, NewMessage] | None = None,
+    ) -> None:
         self.reader = reader
         self.trace_id = trace_id
         self.sent = sent
         """Which sequences are ever sent (``PathTracker.sent``): only those are read ahead."""
+        self.fresh = fresh
+        """Messages this import wrote and still holds (``FreshMessages``): rendered from
+        memory, not read back."""
         self._lanes: dict[str, _Lane] = {}
         self._msgs: dict[int, Message] = {}
 
@@ -70,7 +80,15 @@ class ContextHashes:
     def _render(self, items: tuple[ContextItem, ...]) -> list[bytes]:
         if len(self._msgs) > self.KEEP:
             self._msgs.clear()
-        missing = sorted({i.sequence for i in items if i.sequence is not None} - set(self._msgs))
+        msgs, fresh = self._msgs, self.fresh or {}
+        missing = []
+        for seq in sorted({i.sequence for i in items if i.sequence is not None} - set(msgs)):
+            nm = fresh.get(seq)
+            if nm is None:
+                missing.append(seq)
+            else:
+                msgs[seq] = _sendable(self.trace_id, seq, nm.role, nm.content, nm.parts,
+                                      nm.tool_calls, nm.tool_call_id)  # fmt: skip
         if missing:
             self._fetch(missing)
         return [canonical_bytes(render_item(i, self._msgs)) for i in items]
@@ -92,7 +110,17 @@ class ContextHashes:
             for row in rows:
                 seq = row[0]
                 if sent is None or (seq < len(sent) and sent[seq]) or seq in asked:
-                    msgs[seq] = _sendable(self.trace_id, *row)
+                    _, role, content, parts, calls, call_id = row
+                    calls = _json(calls)
+                    msgs[seq] = _sendable(
+                        self.trace_id,
+                        seq,
+                        role,
+                        content,
+                        _json(parts),
+                        tuple(ToolCall.from_json(c) for c in calls) if calls else (),
+                        call_id,
+                    )
             todo = [s for s in todo if s >= hi]
 
 
@@ -116,35 +144,43 @@ _SQLITE_SENDABLE = (
 
 
 def _sendable(
-    trace_id: str, seq: int, role: Any, content: str, parts: Any, calls: Any, call_id: Any
+    trace_id: str,
+    seq: int,
+    role: Any,
+    content: str,
+    parts: Any,
+    calls: tuple[ToolCall, ...],
+    call_id: Any,
 ) -> Message:
-    """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders."""
-    parts, calls = _json(parts), _json(calls)
-    return Message(
-        trace_id=trace_id,
-        sequence=seq,
-        parent_sequence=None,
-        role=role,
-        content=content,
-        parts=tuple(parts) if parts is not None else None,
-        tool_calls=tuple(ToolCall.from_json(c) for c in calls) if calls else (),
-        tool_call_id=call_id,
-        name=None,
-        goal_id=None,
-        kind="message",
-        branch_type=None,
-        branch_id=None,
-        agent_name="",
-        token_count=0,
-        usage=None,
-        created_at=0.0,
-        metadata=None,
-    )
+    """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders
+    (positional, in field order: no parent, goal, branch or name, kind ``message``)."""
+    frozen = tuple(parts) if parts is not None else None
+    return Message(trace_id, seq, None, role, content, frozen, calls, call_id,
+                   None, None, "message", None, None, "", 0, None, 0.0, None)  # fmt: skip
 
 
 def _json(value: Any) -> Any:
     """A JSON column read as text (SQLite) or already decoded (a server database)."""
     return loads(value.encode("utf-8")) if isinstance(value, str) else value
+
+
+class FreshMessages(dict[int, NewMessage]):
+    """The messages an import wrote most recently, by sequence, up to ``MAX_CHARS`` of
+    content (the oldest go first): what its calls' contexts hold is rendered from these,
+    not read back from the store. Exact: a row holds the message's fields as given (JSON
+    columns read back as the same values)."""
+
+    MAX_CHARS = 8_000_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chars = 0
+
+    def keep(self, seq: int, nm: NewMessage) -> None:
+        self[seq] = nm
+        self.chars += len(nm.content)
+        while self.chars > self.MAX_CHARS and self:
+            self.chars -= len(self.pop(next(iter(self))).content)
 
 
 class PathTracker:

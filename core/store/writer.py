@@ -473,9 +473,7 @@ class Writer:
             self.conn.execute(_INSERT_CALL, calls)
             return
         js = _json_text
-        rows = [
-            tuple(js(c[k]) if k in _CALL_JSON else c[k] for k in _CALL_COLUMNS) for c in calls
-        ]
+        rows = [tuple(js(c[k]) if k in _CALL_JSON else c[k] for k in _CALL_COLUMNS) for c in calls]
         self.conn.exec_driver_sql(_SQLITE_INSERT_CALL, rows)
 
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
