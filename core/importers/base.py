@@ -191,6 +191,8 @@ class TraceBuilder:
         self.paths = PathTracker()
         self._fresh = FreshMessages()
         self._boundaries: list[CompactionEvent] = []
+        self._count_after: set[int] = set()
+        """Boundaries (index in ``_boundaries``) whose tokens after are still to count."""
         self._settled: set[int] = set()
 
     # -- messages ---------------------------------------------------------------------
@@ -306,9 +308,11 @@ class TraceBuilder:
 
         What left the context is the View up to ``at_sequence`` (from the in-memory tree,
         ``PathTracker``, which applies the View's rule: no query), the token figures are
-        counted from the store, so they agree with what the inspector shows.
+        counted from the store, so they agree with what the inspector shows. A "tokens
+        after" the source did not give is counted at ``finish`` unless the next call's
+        recorded prompt settles it first (``_settle_after``: then it is never counted).
         """
-        self._synced()
+        self.flush()  # the counts read message rows only
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
         if at_sequence is not None:
@@ -321,8 +325,7 @@ class TraceBuilder:
         recorded = {"before": tokens_before is not None, "after": tokens_after is not None}
         if tokens_before is None:  # the source's figure wins; else count what the View held
             tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before), None)
-        if tokens_after is None:
-            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after), None)
+        count_after = tokens_after is None
         details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
             CompactionEvent(
@@ -332,7 +335,7 @@ class TraceBuilder:
                 removed=removed,
                 context_after=after,
                 tokens_before=tokens_before,
-                tokens_after=tokens_after,
+                tokens_after=0 if tokens_after is None else tokens_after,
                 messages_before=len(before),
                 messages_after=len(after),
                 trigger=trigger,
@@ -342,9 +345,20 @@ class TraceBuilder:
             )
         )
         self.paths.compaction(at_sequence, after)
+        if count_after:
+            self._count_after.add(len(self._boundaries))
         self._boundaries.append(event)
         self.compactions += 1
         return event
+
+    def _count_afters(self) -> None:
+        """Count the "tokens after" of boundaries no call settled (what the View held)."""
+        for n in sorted(self._count_after):
+            event = self._boundaries[n]
+            tokens, _ = token_breakdown(resolve(self.w.read, self.trace_id, event.context_after))
+            assert event.id is not None
+            self.w.set_compaction_after(event.id, tokens, event.details)
+        self._count_after.clear()
 
     def _settle_after(self, boundary: int | None, usage: Any) -> None:
         """The first call that starts from an imported boundary recorded the prompt the
@@ -363,6 +377,7 @@ class TraceBuilder:
             details["tokens_after_from"] = "the next call's recorded prompt tokens"
         assert event.id is not None
         self.w.set_compaction_after(event.id, prompt, details)
+        self._count_after.discard(boundary)
 
     def llm_call(
         self,
@@ -535,6 +550,7 @@ class TraceBuilder:
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
+        self._count_afters()
         self.w.flush_calls()
         has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
         if self.model and not has_model:
