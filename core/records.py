@@ -8,7 +8,7 @@ mutate a stored message in place; a changed view of a message is a new object.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -244,24 +244,46 @@ class ContextItem:
 def encode_items(items: Sequence[ContextItem]) -> list[JSON]:
     """A context as stored: runs of plain consecutive sequences become ``{"range": [a, b]}``
     (a 10k-message context is a handful of ranges, not 10k numbers, in every call row)."""
-    out: list[JSON] = []
-    run_start: int | None = None
-    prev = 0
-    for item in items:
-        plain = item.sequence is not None and item.content is None and item.role is None
-        if plain and item.kind is None and run_start is not None and item.sequence == prev + 1:
-            prev = item.sequence
-            continue
-        if run_start is not None:
-            out.append(run_start if run_start == prev else {"range": [run_start, prev]})
-            run_start = None
-        if plain and item.kind is None:
-            run_start = prev = item.sequence  # type: ignore[assignment]
-        else:
-            out.append(item.to_json())
-    if run_start is not None:
-        out.append(run_start if run_start == prev else {"range": [run_start, prev]})
-    return out
+    enc = ItemsEncoder()
+    enc.feed(items)
+    return enc.encoded()
+
+
+class ItemsEncoder:
+    """``encode_items`` of a context that grows: ``feed`` the items it gains, ``encoded``
+    gives the encoding of all fed so far (the calls of an imported agent extend one path, so
+    each call's row costs what it added, not its whole context)."""
+
+    __slots__ = ("_out", "_prev", "_run_start")
+
+    def __init__(self) -> None:
+        self._out: list[JSON] = []
+        self._run_start: int | None = None
+        self._prev = 0
+
+    def feed(self, items: Iterable[ContextItem]) -> None:
+        out, run_start, prev = self._out, self._run_start, self._prev
+        for item in items:
+            seq = item.sequence
+            plain = seq is not None and item.content is None and item.role is None
+            if plain and item.kind is None and run_start is not None and seq == prev + 1:
+                prev = seq
+                continue
+            if run_start is not None:
+                out.append(run_start if run_start == prev else {"range": [run_start, prev]})
+                run_start = None
+            if plain and item.kind is None:
+                run_start = prev = seq  # type: ignore[assignment]
+            else:
+                out.append(item.to_json())
+        self._run_start, self._prev = run_start, prev
+
+    def encoded(self) -> list[JSON]:
+        """A new list each time (earlier results stay as they were)."""
+        start, prev = self._run_start, self._prev
+        if start is None:
+            return list(self._out)
+        return [*self._out, start if start == prev else {"range": [start, prev]}]
 
 
 def decode_items(data: Sequence[JSON]) -> tuple[ContextItem, ...]:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.context.view import current_items, request_sha256, resolve, token_breakdown
+from core.context.view import NOT_SENT, resolve, token_breakdown
 from core.errors import ImportCancelled
-from core.importers.calls import ContextHashes, PathTracker
+from core.importers.calls import ContextHashes, FreshMessages, PathTracker
 from core.importers.counting import NOT_COUNTED
 from core.importers.titles import request_title
 from core.importers.usage import normalize_usage
@@ -189,7 +189,10 @@ class TraceBuilder:
         start and duration, where the source dates anything."""
         self._hashes: ContextHashes | None = None
         self.paths = PathTracker()
+        self._fresh = FreshMessages()
         self._boundaries: list[CompactionEvent] = []
+        self._count_after: set[int] = set()
+        """Boundaries (index in ``_boundaries``) whose tokens after are still to count."""
         self._settled: set[int] = set()
 
     # -- messages ---------------------------------------------------------------------
@@ -207,6 +210,8 @@ class TraceBuilder:
         if nm.created_at:
             self._saw_time(nm.created_at)
         self.paths.add(seq, parent, nm.kind)
+        if nm.kind not in NOT_SENT:
+            self._fresh.keep(seq, nm)
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
@@ -301,14 +306,17 @@ class TraceBuilder:
     ) -> CompactionEvent:
         """Record a boundary after ``at_sequence``: the model's context became ``context_after``.
 
-        What left the context and the token figures are derived from the store (the View
-        up to ``at_sequence``), so they agree with what the inspector shows.
+        What left the context is the View up to ``at_sequence`` (from the in-memory tree,
+        ``PathTracker``, which applies the View's rule: no query), the token figures are
+        counted from the store, so they agree with what the inspector shows. A "tokens
+        after" the source did not give is counted at ``finish`` unless the next call's
+        recorded prompt settles it first (``_settle_after``: then it is never counted).
         """
-        self._synced()
+        self.flush()  # the counts read message rows only
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
         if at_sequence is not None:
-            before, _ = current_items(r, self.trace_id, at_sequence)
+            before, _ = self.paths.items(at_sequence)
         after = tuple(context_after)
         kept = {i.sequence for i in after if i.sequence is not None and i.content is None}
         removed = tuple(
@@ -317,8 +325,7 @@ class TraceBuilder:
         recorded = {"before": tokens_before is not None, "after": tokens_after is not None}
         if tokens_before is None:  # the source's figure wins; else count what the View held
             tokens_before, _ = token_breakdown(resolve(r, self.trace_id, before))
-        if tokens_after is None:
-            tokens_after, _ = token_breakdown(resolve(r, self.trace_id, after))
+        count_after = tokens_after is None
         details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
             CompactionEvent(
@@ -328,7 +335,7 @@ class TraceBuilder:
                 removed=removed,
                 context_after=after,
                 tokens_before=tokens_before,
-                tokens_after=tokens_after,
+                tokens_after=0 if tokens_after is None else tokens_after,
                 messages_before=len(before),
                 messages_after=len(after),
                 trigger=trigger,
@@ -338,9 +345,20 @@ class TraceBuilder:
             )
         )
         self.paths.compaction(at_sequence, after)
+        if count_after:
+            self._count_after.add(len(self._boundaries))
         self._boundaries.append(event)
         self.compactions += 1
         return event
+
+    def _count_afters(self) -> None:
+        """Count the "tokens after" of boundaries no call settled (what the View held)."""
+        for n in sorted(self._count_after):
+            event = self._boundaries[n]
+            tokens, _ = token_breakdown(resolve(self.w.read, self.trace_id, event.context_after))
+            assert event.id is not None
+            self.w.set_compaction_after(event.id, tokens, event.details)
+        self._count_after.clear()
 
     def _settle_after(self, boundary: int | None, usage: Any) -> None:
         """The first call that starts from an imported boundary recorded the prompt the
@@ -359,6 +377,7 @@ class TraceBuilder:
             details["tokens_after_from"] = "the next call's recorded prompt tokens"
         assert event.id is not None
         self.w.set_compaction_after(event.id, prompt, details)
+        self._count_after.discard(boundary)
 
     def llm_call(
         self,
@@ -375,22 +394,23 @@ class TraceBuilder:
         created_at: float = 0.0,
         params: Any = None,
         digest: str | None = None,
+        encoded: list[Any] | None = None,
     ) -> LlmCall:
         """Record a model call the source logged, with the exact context it received
-        (``digest``: its request hash when the caller already has it). Queued: written with
+        (``digest``: its request hash when the caller already has it; ``encoded``: the
+        context as ``encode_items`` gives it, likewise). Queued: written with
         the others at the next flush (``Writer.queue_llm_call``, one executemany); the request
-        hash reads the context's messages, so those queued here are written first."""
-        self._synced()
+        hash reads the context's messages (only their rows: ``ContextHashes``, which also
+        carries the hash of an agent's growing context from call to call), so those queued
+        here are written first; a given ``digest`` reads nothing."""
         if created_at:
             self._saw_time(created_at)
         items = tuple(context)
         if digest is None:
-            reader = self.w.read
-            reader.count_pending = False  # the request hash needs the texts, not their counts
-            try:
-                digest = request_sha256(resolve(reader, self.trace_id, items).openai())
-            finally:
-                reader.count_pending = True
+            self.flush()
+            lane = f"call:{agent_name}"
+            digest = self._context_hashes().digest(lane, items)
+            encoded = self._context_hashes().encoded(lane) if encoded is None else encoded
         call = LlmCall(
             trace_id=self.trace_id,
             call_index=self.llm_calls,
@@ -407,7 +427,7 @@ class TraceBuilder:
             created_at=created_at,
             params=params,
         )
-        self.w.queue_llm_call(call)
+        self.w.queue_llm_call(call, encoded)
         self.llm_calls += 1
         self.model = model or self.model
         return call
@@ -462,8 +482,10 @@ class TraceBuilder:
     ) -> LlmCall:
         """A model call the source logged only as its reply and usage: the context is what
         the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
-        to what follows that message (a subagent sees its own branch, not its parent's)."""
-        self._synced()
+        to what follows that message (a subagent sees its own branch, not its parent's).
+        The hash reads only message rows, so queued messages are written, not the rest
+        (a ``Writer.flush`` per call would also write the call queue one call at a time)."""
+        self.flush()
         items: tuple[ContextItem, ...] = ()
         if head is not None:
             items, boundary = self.paths.items(head)
@@ -472,8 +494,8 @@ class TraceBuilder:
         if since is not None:
             cut = next((n for n, i in enumerate(items) if i.sequence == since), None)
             items = items[cut + 1 :] if cut is not None else items
-        if self._hashes is None:
-            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent)
+        key = lane or agent_name
+        digest = self._context_hashes().digest(key, items)
         return self.llm_call(
             items,
             model=model,
@@ -484,8 +506,17 @@ class TraceBuilder:
             branch_type=branch_type,
             created_at=created_at,
             params={"context": "reconstructed"},
-            digest=self._hashes.digest(lane or agent_name, items),
+            digest=digest,
+            encoded=self._context_hashes().encoded(key),
         )
+
+    def _context_hashes(self) -> ContextHashes:
+        """The hash state of this trace's calls; it reads through the current transaction
+        (a live builder writes each batch in a transaction of its own)."""
+        if self._hashes is None:
+            self._hashes = ContextHashes(self.w.read, self.trace_id, self.paths.sent, self._fresh)
+        self._hashes.reader = self.w.read
+        return self._hashes
 
     def first_text(self, role: str = "user", kind: str = "message") -> str:
         """The first real request among the first messages with this role and kind (a
@@ -519,6 +550,7 @@ class TraceBuilder:
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
+        self._count_afters()
         self.w.flush_calls()
         has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
         if self.model and not has_model:

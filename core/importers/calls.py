@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.context.view import NOT_SENT, canonical_json, render_item
-from core.records import ContextItem, Message
+from sqlalchemy import Text, bindparam, select, type_coerce
+
+from core.context.view import NOT_SENT, canonical_bytes, render_item
+from core.importers.reading import loads
+from core.records import ContextItem, ItemsEncoder, Message, NewMessage, ToolCall
+from core.store import schema as t
 from core.store.reader import Reader
 
 _EMPTY = hashlib.sha256(b"[]").hexdigest()
@@ -25,6 +30,7 @@ _EMPTY = hashlib.sha256(b"[]").hexdigest()
 class _Lane:
     items: tuple[ContextItem, ...] = ()
     hasher: Any = field(default_factory=hashlib.sha256)
+    encoder: ItemsEncoder = field(default_factory=ItemsEncoder)
 
 
 class ContextHashes:
@@ -34,11 +40,20 @@ class ContextHashes:
     KEEP = 1024
     """Messages held for rendering (bounded: a long trace's messages are not all kept)."""
 
-    def __init__(self, reader: Reader, trace_id: str, sent: bytearray | None = None) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        trace_id: str,
+        sent: bytearray | None = None,
+        fresh: Mapping[int, NewMessage] | None = None,
+    ) -> None:
         self.reader = reader
         self.trace_id = trace_id
         self.sent = sent
         """Which sequences are ever sent (``PathTracker.sent``): only those are read ahead."""
+        self.fresh = fresh
+        """Messages this import wrote and still holds (``FreshMessages``): rendered from
+        memory, not read back."""
         self._lanes: dict[str, _Lane] = {}
         self._msgs: dict[int, Message] = {}
 
@@ -48,8 +63,9 @@ class ContextHashes:
             state = self._lanes[lane] = _Lane()
         added = items[len(state.items) :]
         for n, text in enumerate(self._render(added)):
-            sep = b"[" if not state.items and n == 0 else b","
-            state.hasher.update(sep + text.encode("utf-8"))
+            state.hasher.update(b"[" if not state.items and n == 0 else b",")
+            state.hasher.update(text)
+        state.encoder.feed(added)
         state.items = items
         if not items:
             return _EMPTY
@@ -57,25 +73,114 @@ class ContextHashes:
         done.update(b"]")
         return str(done.hexdigest())
 
-    def _render(self, items: tuple[ContextItem, ...]) -> list[str]:
+    def encoded(self, lane: str) -> list[Any]:
+        """``encode_items`` of the items last hashed in ``lane`` (kept as they grew)."""
+        return self._lanes[lane].encoder.encoded()
+
+    def _render(self, items: tuple[ContextItem, ...]) -> list[bytes]:
         if len(self._msgs) > self.KEEP:
             self._msgs.clear()
-        missing = sorted({i.sequence for i in items if i.sequence is not None} - set(self._msgs))
+        msgs, fresh = self._msgs, self.fresh or {}
+        missing = []
+        for seq in sorted({i.sequence for i in items if i.sequence is not None} - set(msgs)):
+            nm = fresh.get(seq)
+            if nm is None:
+                missing.append(seq)
+            else:
+                msgs[seq] = _sendable(self.trace_id, seq, nm.role, nm.content, nm.parts,
+                                      nm.tool_calls, nm.tool_call_id)  # fmt: skip
         if missing:
             self._fetch(missing)
-        return [canonical_json(render_item(i, self._msgs)) for i in items]
+        return [canonical_bytes(render_item(i, self._msgs)) for i in items]
 
     def _fetch(self, missing: list[int]) -> None:
         """Read the missing messages and the next ones after them: calls come in time
-        order, so what the next calls add is mostly just written (one query serves many)."""
-        ahead = range(missing[0], missing[0] + self.AHEAD)
-        sent = self.sent
-        wanted = set(missing) | {s for s in ahead if sent is None or (s < len(sent) and sent[s])}
-        self.reader.count_pending = False  # the hash needs the texts, not their counts
-        try:
-            self._msgs.update(self.reader.messages(self.trace_id, sorted(wanted)))
-        finally:
-            self.reader.count_pending = True
+        order, so what the next calls add is mostly just written (one query serves many).
+        One range of ``AHEAD`` sequences per query (a constant statement over the primary
+        key, not an ``IN`` list of another length each time); rows never sent are skipped."""
+        sent, conn, msgs = self.sent, self.reader.conn, self._msgs
+        todo, asked = missing, set(missing)
+        while todo:
+            lo = todo[0]
+            hi = lo + self.AHEAD
+            if conn.dialect.name == "sqlite":  # through the driver: one query per sample
+                rows = conn.exec_driver_sql(_SQLITE_SENDABLE, (self.trace_id, lo, hi))
+            else:
+                rows = conn.execute(_SENDABLE, {"tid": self.trace_id, "lo": lo, "hi": hi})
+            for row in rows:
+                seq = row[0]
+                if sent is None or (seq < len(sent) and sent[seq]) or seq in asked:
+                    _, role, content, parts, calls, call_id = row
+                    calls = _json(calls)
+                    msgs[seq] = _sendable(
+                        self.trace_id,
+                        seq,
+                        role,
+                        content,
+                        _json(parts),
+                        tuple(ToolCall.from_json(c) for c in calls) if calls else (),
+                        call_id,
+                    )
+            todo = [s for s in todo if s >= hi]
+
+
+_m = t.messages.c
+_SENDABLE = select(
+    _m.sequence,
+    _m.role,
+    _m.content,
+    type_coerce(_m.parts, Text),
+    type_coerce(_m.tool_calls, Text),
+    _m.tool_call_id,
+).where(
+    _m.trace_id == bindparam("tid"), _m.sequence >= bindparam("lo"), _m.sequence < bindparam("hi")
+)
+"""What ``Message.to_openai`` reads, JSON columns as their text (the hash does not need
+the rest of the row, nor SQLAlchemy's ``json.loads`` of every metadata column)."""
+_SQLITE_SENDABLE = (
+    "SELECT sequence, role, content, parts, tool_calls, tool_call_id FROM messages"
+    " WHERE trace_id = ? AND sequence >= ? AND sequence < ?"
+)
+
+
+def _sendable(
+    trace_id: str,
+    seq: int,
+    role: Any,
+    content: str,
+    parts: Any,
+    calls: tuple[ToolCall, ...],
+    call_id: Any,
+) -> Message:
+    """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders
+    (positional, in field order: no parent, goal, branch or name, kind ``message``)."""
+    frozen = tuple(parts) if parts is not None else None
+    return Message(trace_id, seq, None, role, content, frozen, calls, call_id,
+                   None, None, "message", None, None, "", 0, None, 0.0, None)  # fmt: skip
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read as text (SQLite) or already decoded (a server database)."""
+    return loads(value.encode("utf-8")) if isinstance(value, str) else value
+
+
+class FreshMessages(dict[int, NewMessage]):
+    """The messages an import wrote most recently, by sequence, up to ``MAX_CHARS`` of
+    content (the oldest go first): what its calls' contexts hold is rendered from these,
+    not read back from the store. Exact: a row holds the message's fields as given (JSON
+    columns read back as the same values)."""
+
+    MAX_CHARS = 8_000_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chars = 0
+
+    def keep(self, seq: int, nm: NewMessage) -> None:
+        self[seq] = nm
+        self.chars += len(nm.content)
+        while self.chars > self.MAX_CHARS and self:
+            self.chars -= len(self.pop(next(iter(self))).content)
 
 
 class PathTracker:
@@ -95,6 +200,10 @@ class PathTracker:
         self.boundaries: list[tuple[int | None, tuple[ContextItem, ...]]] = []
         self._path = array("i")
         """The path to the last head asked for (``_path[d]`` = the message at depth d)."""
+        self._path_items: list[ContextItem | None] = []
+        """The item of each sent message on ``_path`` (``None``: not sent), kept while the
+        path is: the contexts of successive calls share them (compared by identity, not
+        field by field) and are cut from it in C, not item by item."""
 
     def add(self, seq: int, parent: int | None, kind: str) -> None:
         assert seq == len(self.parent), "messages are tracked in sequence order"
@@ -108,7 +217,7 @@ class PathTracker:
     def items(self, head: int) -> tuple[tuple[ContextItem, ...], int | None]:
         """The context items the View holds at ``head``, and the index (in record order)
         of the compaction they start from."""
-        path = self._walk(head)
+        self._walk(head)
         start = 0
         out: list[ContextItem] = []
         used = None
@@ -119,8 +228,7 @@ class PathTracker:
                 start = self.depth[at] + 1 if at is not None else 0
                 used = n
                 break
-        sent = self.sent
-        out.extend(ContextItem(s) for s in path[start : self.depth[head] + 1] if sent[s])
+        out.extend(filter(None, self._path_items[start : self.depth[head] + 1]))
         return tuple(out), used
 
     def _on_path(self, seq: int, head: int) -> bool:
@@ -137,5 +245,9 @@ class PathTracker:
             node = parent[node]
         keep = depth[node] + 1 if node >= 0 else 0
         del path[keep:]
-        path.extend(reversed(climbed))
+        del self._path_items[keep:]
+        climbed.reverse()
+        path.extend(climbed)
+        sent = self.sent
+        self._path_items.extend(ContextItem(s) if sent[s] else None for s in climbed)
         return path

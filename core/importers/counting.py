@@ -7,13 +7,15 @@ store, whole and browsable, as soon as the import commits; ``fill_pending`` then
 and stores each count once (the one UPDATE the append-only triggers allow). Until then a
 reader counts a pending message as it reads it, so nobody sees a missing figure.
 
-Counting goes on a worker thread while the previous batch is written: tiktoken lets go of
-the GIL while it encodes, so a second core counts while the first writes.
+Counting goes on ``WORKERS`` threads (each batch cut in shares of about equal text) while the
+previous batch is written: tiktoken lets go of the GIL while it encodes, so both cores count
+while a thread writes (in row order: a batch is stored once all its shares are counted).
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -30,6 +32,8 @@ NOT_COUNTED = frozenset({"meta"})
 
 #: Messages counted and stored per transaction (a reader waits for at most one batch).
 BATCH = 500
+#: Counting threads (tiktoken encodes without the GIL: one batch per core at a time).
+WORKERS = 2
 
 Progress = Callable[[int, int], None]
 Pending = tuple[int, str, str, list[dict[str, str]] | None, str | None]
@@ -70,25 +74,41 @@ def fill_pending(
     counter = bounded_counter()
     total = sum(pending(store, tid) for tid in trace_ids)
     done = 0
-    with ThreadPoolExecutor(1, thread_name_prefix="ctxlens-count") as pool:
+    jobs: deque[tuple[list[Pending], list[Future[list[int]]]]] = deque()
+
+    def store_oldest() -> None:
+        nonlocal done
+        held, parts = jobs.popleft()
+        done += _store(store, held, [n for job in parts for n in job.result()])
+        if progress is not None:
+            progress(done, total)
+
+    with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxlens-count") as pool:
         for tid in trace_ids:
-            batches = _batches(store, tid)
-            job: Future[list[int]] | None = None
-            held: list[Pending] = []
-            for batch in batches:
+            for batch in _batches(store, tid):
                 if cancel is not None and cancel.is_set():
                     raise ImportCancelled("token counting cancelled")
-                nxt = pool.submit(count_rows, counter, batch)
-                if job is not None:  # store the previous batch while this one is counted
-                    done += _store(store, held, job.result())
-                    if progress is not None:
-                        progress(done, total)
-                job, held = nxt, batch
-            if job is not None:
-                done += _store(store, held, job.result())
-                if progress is not None:
-                    progress(done, total)
+                parts = [pool.submit(count_rows, counter, p) for p in _shares(batch)]
+                jobs.append((batch, parts))
+                if len(jobs) > 1:  # store the older batch while this one is counted
+                    store_oldest()
+        while jobs:
+            store_oldest()
     return done
+
+
+def _shares(batch: list[Pending]) -> list[list[Pending]]:
+    """``batch`` cut into ``WORKERS`` runs of about the same text size (one per thread)."""
+    total = sum(len(row[2]) for row in batch)
+    out: list[list[Pending]] = []
+    start = size = 0
+    for i, row in enumerate(batch):
+        size += len(row[2])
+        if len(out) < WORKERS - 1 and size * WORKERS >= total * (len(out) + 1):
+            out.append(batch[start : i + 1])
+            start = i + 1
+    out.append(batch[start:])
+    return [share for share in out if share]
 
 
 def _batches(store: Store, trace_id: str) -> Iterator[list[Pending]]:

@@ -11,14 +11,16 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from core.errors import InvalidInputError
-from core.importers.base import ImportContext
 from core.importers.jsonstream import TOO_DEEP, BeyondLimits
 from core.importers.walk import open_file
+
+if TYPE_CHECKING:  # only annotations: ``base`` imports this module through ``calls``
+    from core.importers.base import ImportContext
 
 #: Read buffer: few large reads rather than one per 8 KB (each read lets go of the GIL,
 #: and a token-counting thread that takes it over delays the importing thread).

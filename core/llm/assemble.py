@@ -33,8 +33,11 @@ class _PartialCall:
 class StreamAssembler:
     """Collects chunks of one streamed completion (choice 0) into a ``ModelResponse``."""
 
-    def __init__(self, requested_model: str) -> None:
+    def __init__(self, requested_model: str, events: bool = True) -> None:
         self.requested_model = requested_model
+        self.events = events
+        """Whether ``add`` returns the UI events (off: a caller that only wants the response
+        does not pay for an event object per chunk)."""
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[int, _PartialCall] = {}
@@ -47,35 +50,48 @@ class StreamAssembler:
         self.first_delta_at: float | None = None
 
     def add(self, chunk: dict[str, Any], now: float = 0.0) -> list[StreamEvent]:
-        """Take one decoded chunk; return the UI events it carries."""
-        self.model = chunk.get("model") or self.model
-        self.response_id = chunk.get("id") or self.response_id
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
+        """Take one decoded chunk; return the UI events it carries (none if ``events`` is
+        off)."""
+        get = chunk.get
+        self.model = get("model") or self.model
+        self.response_id = get("id") or self.response_id
+        usage = get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
         events: list[StreamEvent] = []
-        for choice in chunk.get("choices") or ():
+        delta = False
+        for choice in get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
-            events.extend(self._delta(choice.get("delta") or {}))
+            delta = self._delta(choice.get("delta") or {}, events) or delta
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
-        if events and self.first_delta_at is None:
+        if delta and self.first_delta_at is None:
             self.first_delta_at = now
         return events
 
-    def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
+    def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> bool:
+        """Take one delta, its events onto ``events``; whether it carried anything."""
+        got = False
+        on = self.events
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             self._reasoning.append(reasoning)
-            events.append(ReasoningDelta(reasoning))
+            got = True
+            if on:
+                events.append(ReasoningDelta(reasoning))
         content = delta.get("content")
         if isinstance(content, str) and content:
             self._text.append(content)
-            events.append(TextDelta(content))
+            got = True
+            if on:
+                events.append(TextDelta(content))
         for frag in delta.get("tool_calls") or ():
-            events.append(self._tool_fragment(frag))
-        return events
+            event = self._tool_fragment(frag)
+            got = True
+            if on:
+                events.append(event)
+        return got
 
     def _tool_fragment(self, frag: dict[str, Any]) -> ToolCallDelta:
         index = self._index_of(frag)

@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequen
 from typing import Any
 
 import httpx
+import orjson
 
 from core.llm.assemble import StreamAssembler, parse_completion
 from core.llm.cancel import race_cancel
@@ -124,7 +125,8 @@ class ChatClient:
     async def _complete_streaming(
         self, messages: Messages, on_event: EventCallback | None, kw: dict[str, Any]
     ) -> ModelResponse:
-        async with contextlib.aclosing(self.stream(messages, **kw)) as events:
+        events_on = on_event is not None
+        async with contextlib.aclosing(self.stream(messages, events=events_on, **kw)) as events:
             async for event in events:
                 if isinstance(event, StreamDone):
                     return event.response
@@ -156,14 +158,16 @@ class ChatClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         params: Mapping[str, Any] | None = None,
+        events: bool = True,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """One streamed call as events; the last one is ``StreamDone(response)``."""
+        """One streamed call as events; the last one is ``StreamDone(response)``.
+        ``events=False``: only that last one (no event object per chunk)."""
         body = self.build_body(
             messages, model=model, tools=tools, tool_choice=tool_choice, stream=True, params=params
         )
         model_name = str(body["model"])
         started = time.perf_counter()
-        asm = StreamAssembler(model_name)
+        asm = StreamAssembler(model_name, events)
         try:
             async with self._http.stream(
                 "POST", self.settings.chat_url, json=body, headers=self._headers()
@@ -194,11 +198,11 @@ class ChatClient:
     def _chunk_events(
         self, data: str, event_name: str | None, asm: StreamAssembler
     ) -> list[StreamEvent]:
-        if data == "[DONE]" or data.strip() == "[DONE]":
+        if data[:1] != "{" and data.strip() == "[DONE]":
             asm.saw_done = True
             return []
         try:
-            chunk = json.loads(data)
+            chunk = _loads(data)
         except json.JSONDecodeError:
             raise ModelCallError(
                 ErrorKind.MODEL_ERROR,
@@ -255,6 +259,16 @@ class ChatClient:
             detail="stream_cut",
             model=model,
         )
+
+
+def _loads(data: str) -> Any:
+    """``json.loads`` of one chunk, by orjson (a third of the cost) unless it refuses what
+    ``json`` reads (NaN, infinities). orjson reads integers beyond 64 bits as floats; no
+    field of a chat-completion chunk holds one."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _decode_json(raw: bytes, model: str) -> Any:

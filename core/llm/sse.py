@@ -8,15 +8,16 @@ stream is reported instead of producing a wrong message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.llm.errors import ErrorKind, ModelCallError
 
 _FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
-@dataclass(frozen=True, slots=True)
-class SseEvent:
+class SseEvent(NamedTuple):
+    """One event (a tuple: one is made per streamed chunk, a frozen dataclass costs more)."""
+
     data: str
     event: str | None = None
 
@@ -56,10 +57,11 @@ class SseDecoder:
         return self._dispatch()
 
     def _dispatch(self) -> SseEvent | None:
-        if not self._data:
+        data = self._data
+        if not data:
             self._event = None
             return None
-        event = SseEvent("\n".join(self._data), self._event)
-        self._data = []
+        event = SseEvent(data[0] if len(data) == 1 else "\n".join(data), self._event)
+        data.clear()
         self._event = None
         return event

@@ -4,7 +4,9 @@ Built on asyncio streams (the listening side, ``core/proxy/http.py``) and httpx 
 upstream side: TLS, HTTP/1.1 keep-alive pooling, proxies from the environment, and
 ``aiter_raw`` yields the upstream bytes undecoded so they reach the client unchanged). Each
 upstream piece is written to the client and drained before the recorder sees it, so
-recording never holds a chunk back. Store writes run on one worker thread in order.
+recording never holds a chunk back. Store writes run on one worker thread in order, and so
+does reading the response for the record (``core/proxy/tap.py:HeldTap``): between two
+chunks the event loop only writes, drains and holds the piece.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from core.proxy.http import (
 )
 from core.proxy.messages import family_of
 from core.proxy.recording import TRACE_HEADER, Outcome, Pending, Recorder, scrub
-from core.proxy.tap import ResponseTap
+from core.proxy.tap import HeldTap, ResponseTap
 from core.store import Store
 
 
@@ -190,11 +192,11 @@ class ProxyServer:
         pending = await self._begin(api, req) if api is not None else None
         self.status.in_flight += 1
         try:
-            outcome, keep = await self._forward(req, writer, pending)
+            outcome, keep, tap = await self._forward(req, writer, pending)
         finally:
             self.status.in_flight -= 1
         if pending is not None:
-            await self._finish(pending, outcome)
+            await self._finish(pending, outcome, tap)
         return keep and req.keep_alive
 
     async def _begin(self, api: str, req: Request) -> Pending | None:
@@ -206,10 +208,9 @@ class ProxyServer:
         self.status.traces_seen = len(self.recorder.traces_seen)
         return pending
 
-    async def _finish(self, pending: Pending, outcome: Outcome) -> None:
-        outcome.error = scrub(outcome.error, pending.secrets)
+    async def _finish(self, pending: Pending, outcome: Outcome, tap: HeldTap | None) -> None:
         try:
-            await self._store(self.recorder.finish, pending, outcome)
+            await self._store(self._record, pending, outcome, tap)
         except Exception as exc:
             self._error(f"recording the response failed: {exc}")
             return
@@ -219,6 +220,21 @@ class ProxyServer:
         if self.on_call is not None:
             self.on_call(_call_event(pending, outcome))
 
+    def _record(self, pending: Pending, o: Outcome, tap: HeldTap | None) -> None:
+        """On the worker thread: read the response as relayed, then store the outcome."""
+        if tap is not None:
+            o.assembled = _assembled(tap)
+            if o.status is not None and o.status >= 400 and o.error is None:
+                o.error = f"upstream HTTP {o.status}: {tap.tap.plain_text(2000)}"
+        o.error = scrub(o.error, pending.secrets)
+        self.recorder.finish(pending, o)
+
+    def _held_tap(self, resp: httpx.Response, pending: Pending | None) -> HeldTap | None:
+        tap = _tap(resp, pending)
+        if tap is None:
+            return None
+        return HeldTap(tap, self._pool.submit)
+
     def _error(self, text: str) -> None:
         self.status.errors += 1
         self.status.last_error = text
@@ -226,7 +242,7 @@ class ProxyServer:
     # -- forwarding ----------------------------------------------------------------------
     async def _forward(
         self, req: Request, writer: asyncio.StreamWriter, pending: Pending | None
-    ) -> tuple[Outcome, bool]:
+    ) -> tuple[Outcome, bool, HeldTap | None]:
         assert self._client is not None
         started = time.perf_counter()
         upstream = self._client.build_request(
@@ -238,16 +254,14 @@ class ProxyServer:
         try:
             resp = await self._client.send(upstream, stream=True)
         except httpx.TimeoutException:
-            return await _fail(
-                writer,
-                504,
-                "timeout",
-                f"timeout: no response from upstream within {self.timeout:g} s",
-            )
+            message = f"timeout: no response from upstream within {self.timeout:g} s"
+            return (*await _fail(writer, 504, "timeout", message), None)
         except httpx.HTTPError as exc:
-            return await _fail(writer, 502, "unreachable", f"upstream unreachable: {exc!r}")
+            message = f"upstream unreachable: {exc!r}"
+            return (*await _fail(writer, 502, "unreachable", message), None)
+        tap = self._held_tap(resp, pending)
         try:
-            return await _relay(resp, writer, pending, started, req.method == "HEAD")
+            return (*await _relay(resp, writer, tap, started, req.method == "HEAD"), tap)
         finally:
             await resp.aclose()
 
@@ -255,11 +269,12 @@ class ProxyServer:
 async def _relay(
     resp: httpx.Response,
     writer: asyncio.StreamWriter,
-    pending: Pending | None,
+    tap: HeldTap | None,
     started: float,
     head_only: bool = False,
 ) -> tuple[Outcome, bool]:
-    """The upstream response to the client piece by piece, tapped for the recorder."""
+    """The upstream response to the client piece by piece, each piece held for the
+    recorder (read on the worker thread: ``ProxyServer._record``)."""
     bodiless = head_only or resp.status_code in (204, 304) or resp.status_code < 200
     framed = "content-length" not in resp.headers and not bodiless
     headers = [(k, v) for k, v in _decoded(resp.headers.raw) if k.lower() not in HOP_BY_HOP]
@@ -267,7 +282,6 @@ async def _relay(
         headers.append(("transfer-encoding", "chunked"))
     elif "content-length" in resp.headers:
         headers.append(("content-length", resp.headers["content-length"]))
-    tap = _tap(resp, pending)
     o = Outcome("done" if resp.status_code < 400 else "error", resp.status_code, Assembled())
     o.first_byte_ms = (time.perf_counter() - started) * 1000
     writer.write(head_bytes(resp.status_code, resp.reason_phrase, headers))
@@ -292,9 +306,6 @@ async def _relay(
     except (ConnectionError, RuntimeError):
         o.state, keep = "disconnected", False
         o.error = f"client disconnected after {o.chunks} chunks"
-    o.assembled = _assembled(tap)
-    if resp.status_code >= 400 and o.error is None and tap is not None:
-        o.error = f"upstream HTTP {resp.status_code}: {tap.plain_text(2000)}"
     return o, keep
 
 
@@ -308,11 +319,10 @@ def _tap(resp: httpx.Response, pending: Pending | None) -> ResponseTap | None:
     )
 
 
-def _assembled(tap: ResponseTap | None) -> Assembled:
-    if tap is None:
-        return Assembled()
+def _assembled(tap: HeldTap) -> Assembled:
     try:
-        return tap.finish()
+        tap.settle()
+        return tap.tap.finish()
     except Exception as exc:  # a response the assembler cannot read is recorded as such
         return Assembled(error=f"response not assembled: {exc!r}")
 

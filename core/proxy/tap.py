@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from core.llm.errors import ModelCallError
@@ -87,3 +88,46 @@ def _decompressor(encoding: str) -> Any:
     if encoding == "deflate":
         return zlib.decompressobj()
     return None
+
+
+class HeldTap:
+    """A ``ResponseTap`` fed off the forwarding path: the relay only holds each piece (no
+    decoding, SSE splitting or JSON on the event loop between two chunks); the pieces are
+    fed on the store's worker thread, a batch each time ``HOLD`` bytes are held (``run``
+    queues it there, in order) and the rest by ``settle`` once the response ended."""
+
+    HOLD = 1 << 20
+
+    def __init__(self, tap: ResponseTap, run: Callable[[Callable[[], None]], object]) -> None:
+        self.tap = tap
+        self._run = run
+        self._held: list[bytes] = []
+        self._size = 0
+        self._failed: Exception | None = None
+
+    def feed(self, data: bytes) -> None:
+        self._held.append(data)
+        self._size += len(data)
+        if self._size >= self.HOLD:
+            batch = self._take()
+            self._run(lambda: self._feed_all(batch))
+
+    def settle(self) -> None:
+        """Feed what is still held (on the worker thread, after every batch queued); raises
+        what feeding a batch raised (the rest was not fed)."""
+        self._feed_all(self._take())
+        if self._failed is not None:
+            raise self._failed
+
+    def _take(self) -> list[bytes]:
+        batch, self._held, self._size = self._held, [], 0
+        return batch
+
+    def _feed_all(self, batch: list[bytes]) -> None:
+        if self._failed is not None:
+            return
+        try:
+            for data in batch:
+                self.tap.feed(data)
+        except Exception as exc:  # kept for ``settle``: a batch runs where no one waits
+            self._failed = exc

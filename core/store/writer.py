@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import JSON, Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -472,15 +472,24 @@ class Writer:
         res = self.conn.execute(insert(t.llm_calls).values(**_call_values(call, encoded)))
         return _with_id(call, res.inserted_primary_key)
 
-    def queue_llm_call(self, call: LlmCall) -> None:
+    def queue_llm_call(self, call: LlmCall, encoded: list[Any] | None = None) -> None:
         """Record ``call`` with the next ``flush``: an import's calls go in one executemany
-        (a statement built per call cost the Inspect import more than reading the log)."""
-        self._calls.append(_call_values(call, None))
+        (a statement built per call cost the Inspect import more than reading the log).
+        ``encoded``: as in ``record_llm_call``."""
+        self._calls.append(_call_values(call, encoded))
 
     def flush_calls(self) -> None:
-        if self._calls:
-            self.conn.execute(_INSERT_CALL, self._calls)
-            self._calls = []
+        """Write the queued calls; on SQLite through the driver, JSON columns by orjson
+        (SQLAlchemy's ``json.dumps`` of every context cost an import as much as its rows)."""
+        if not self._calls:
+            return
+        calls, self._calls = self._calls, []
+        if self.conn.dialect.name != "sqlite":
+            self.conn.execute(_INSERT_CALL, calls)
+            return
+        js = _json_text
+        rows = [tuple(js(c[k]) if k in _CALL_JSON else c[k] for k in _CALL_COLUMNS) for c in calls]
+        self.conn.exec_driver_sql(_SQLITE_INSERT_CALL, rows)
 
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
         """An import's boundary learns its recorded tokens after (the next call's prompt)."""
@@ -910,6 +919,14 @@ _MESSAGE_COLUMNS = (
 _SQLITE_INSERT = (
     f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _MESSAGE_COLUMNS)})"
+)
+
+
+_CALL_COLUMNS = tuple(c.name for c in t.llm_calls.columns if c.name != "id")
+_CALL_JSON = frozenset(c.name for c in t.llm_calls.columns if isinstance(c.type, JSON))
+_SQLITE_INSERT_CALL = (
+    f"INSERT INTO llm_calls ({', '.join(_CALL_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _CALL_COLUMNS)})"
 )
 
 
