@@ -1,9 +1,10 @@
 """Run a cross-trace query: trace filters in SQL, message hits from the full-text index.
 
 Order: trace-level filters (source, model, dates, has:compaction, has:error, trace id)
-narrow the traces with one query over ``traces``; message hits come newest first by row id
-(an FTS5 rowid scan or the messages primary key, never a sort of all matches); ``cost`` and
-``tokens`` bounds are judged per trace as hits reach it (priced once each).
+narrow the traces with one query over ``traces``; ``cost`` and ``tokens`` bounds are judged
+for those traces from their usage sums (``core/cost/totals.py``, a few rows per trace);
+message hits come newest first by row id (an FTS5 rowid scan or the messages primary key,
+never a sort of all matches).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
 from sqlalchemy.types import Text as SaText
 
-from core.cost.compute import CostSummary, totals_by_trace
-from core.cost.stored import call_usages
+from core.cost import totals
+from core.cost.compute import CostSummary
 from core.cost.table import PriceTable, load_table
 from core.search.index import catch_up
 from core.search.query import Query
@@ -27,10 +28,6 @@ from core.store.reader import Reader
 from core.store.store import Store
 
 PAGE = 500
-LAZY_BOUNDS_MAX = 32
-"""Up to this many candidate traces, cost/token bounds are judged lazily as hits reach a
-trace; with more, all are judged first in one pass over the calls, so a bound that few or
-no traces meet never scans every hit of the index."""
 IN_LIST_MAX = 64
 """Up to this many candidate traces go into the SQL as ``trace_id IN (…)``; with more, the
 planner would walk messages by trace and probe the full-text index (seconds at 5M), so the
@@ -78,6 +75,8 @@ def search(
     """Every trace of ``store`` searched; at most ``limit`` hits, newest first."""
     start = time.perf_counter()
     indexed = _catch_up(store) if query.words else 0
+    if query.bounds:
+        totals.catch_up(store)
     with store.read() as r:
         found = list(_hits(r, query, table, limit + 1))
     elapsed = (time.perf_counter() - start) * 1000
@@ -93,21 +92,20 @@ def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator
     traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
     if not traces:
         return
-    judge = _Bounds(r, q, table)
-    if q.bounds and len(traces) > LAZY_BOUNDS_MAX:
-        kept = judge.passing(list(traces))
+    if q.bounds:
+        kept = _passing(r, q, table or load_table(), list(traces))
         traces = {tid: row for tid, row in traces.items() if tid in kept}
     if not traces:
         return
     if not q.on_messages:
         rows = sorted(traces.values(), key=lambda row: row.created_at, reverse=True)
-        yield from [_trace_hit(row) for row in rows if judge.keeps(row.id)][:limit]
+        yield from [_trace_hit(row) for row in rows][:limit]
         return
     n = 0
-    narrow = (_narrowed(q) or len(judge.memo) > LAZY_BOUNDS_MAX) and len(traces) <= IN_LIST_MAX
+    narrow = (_narrowed(q) or bool(q.bounds)) and len(traces) <= IN_LIST_MAX
     for row in _message_rows(r, q, list(traces) if narrow else None):
         tr = traces.get(row.trace_id)
-        if tr is None or not judge.keeps(row.trace_id):
+        if tr is None:
             continue
         yield Hit(
             tr.id,
@@ -245,44 +243,19 @@ def _trace_hit(row: Any) -> Hit:
     return Hit(row.id, row.title, row.source, None, None, None, "", row.created_at)
 
 
-class _Bounds:
-    """``cost``/``tokens`` bounds, judged once per trace (memoized) from its recorded calls,
-    as hits reach it: the newest traces are priced first and a query that fills its page
-    early prices only those (each trace's calls are one index range read)."""
+def _passing(r: Reader, q: Query, table: PriceTable, trace_ids: list[str]) -> set[str]:
+    """The traces among ``trace_ids`` within the ``cost``/``tokens`` bounds, judged from
+    their usage sums; a trace whose calls record no tokens is judged by its messages'."""
+    wanted = trace_ids if len(trace_ids) <= IN_LIST_MAX else None
+    costs, tokens = totals.priced(totals.read_totals(r.conn, wanted), table)
+    tokens.update(_message_tokens(r, [tid for tid in trace_ids if not tokens.get(tid)]))
+    return {tid for tid in trace_ids if _within(q, costs.get(tid), tokens.get(tid, 0))}
 
-    def __init__(self, r: Reader, q: Query, table: PriceTable | None) -> None:
-        self.r, self.bounds = r, q.bounds
-        self.table = table or (load_table() if q.bounds else None)
-        self.memo: dict[str, bool] = {}
 
-    def passing(self, trace_ids: list[str]) -> set[str]:
-        """Judge every one of ``trace_ids`` in one pass over all recorded calls."""
-        assert self.table is not None
-        costs, tokens = totals_by_trace(call_usages(self.r), self.table, set(trace_ids))
-        missing = [tid for tid in trace_ids if not tokens.get(tid)]
-        tokens.update(_message_tokens(self.r, missing))
-        for tid in trace_ids:
-            self.memo[tid] = self._within(costs.get(tid), tokens.get(tid, 0))
-        return {tid for tid in trace_ids if self.memo[tid]}
-
-    def keeps(self, trace_id: str) -> bool:
-        if not self.bounds:
-            return True
-        if trace_id not in self.memo:
-            self.memo[trace_id] = self._holds(trace_id)
-        return self.memo[trace_id]
-
-    def _holds(self, trace_id: str) -> bool:
-        assert self.table is not None
-        costs, tokens = totals_by_trace(call_usages(self.r, trace_id), self.table)
-        if not tokens.get(trace_id):
-            tokens.update(_message_tokens(self.r, [trace_id]))
-        return self._within(costs.get(trace_id), tokens.get(trace_id, 0))
-
-    def _within(self, cost: CostSummary | None, tokens: int) -> bool:
-        usd = cost.usd if cost is not None and cost.priced_calls else None
-        values = {"cost": usd, "tokens": float(tokens)}
-        return all(b.holds(values[b.field]) for b in self.bounds)
+def _within(q: Query, cost: CostSummary | None, tokens: int) -> bool:
+    usd = cost.usd if cost is not None and cost.priced_calls else None
+    values = {"cost": usd, "tokens": float(tokens)}
+    return all(b.holds(values[b.field]) for b in q.bounds)
 
 
 def _message_tokens(r: Reader, trace_ids: list[str]) -> dict[str, int]:

@@ -120,6 +120,29 @@ llm_calls = Table(
     UniqueConstraint("trace_id", "call_index", name="uq_llm_calls_trace_index"),
 )
 
+# Per-trace sums of the usage its model calls recorded (issue 21), one row per (trace,
+# agent, model, usage shape): a cache of ``llm_calls`` that
+# ``core/cost/totals.py:catch_up`` keeps current (calls are append-only: it folds in the
+# calls past ``upto_call``), so cost and token bounds and the Traces pane read a few rows
+# per trace instead of every call's usage. ``shape`` says which cache counts the calls
+# carry (none: no token counts; plain, read, write, both), because a call with cache
+# reads its model has no cache-read price for is unpriced, not priced at the input rate.
+trace_totals = Table(
+    "trace_totals",
+    metadata,
+    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
+    Column("agent_name", String(128), primary_key=True),
+    Column("model", String(128), primary_key=True),
+    Column("shape", String(8), primary_key=True),
+    Column("calls", Integer, nullable=False),
+    Column("upto_call", Integer, nullable=False),
+    Column("prompt", BigInteger, nullable=False),
+    Column("uncached", BigInteger, nullable=False),
+    Column("cached", BigInteger, nullable=False),
+    Column("cache_creation", BigInteger, nullable=False),
+    Column("completion", BigInteger, nullable=False),
+)
+
 compactions = Table(
     "compactions",
     metadata,
