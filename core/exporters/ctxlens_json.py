@@ -34,6 +34,7 @@ RECORD_TABLES = (
     "task_protocol_versions",
     "context_ref_snapshots",
     "delegation_grants",
+    "proxy_requests",
 )
 
 
@@ -93,8 +94,31 @@ def trace_header(tr: Trace) -> dict[str, Any]:
 
 
 def record_rows(reader: Reader, trace_id: str, table: str) -> list[dict[str, Any]]:
-    """One per-trace table as exported (surrogate ids dropped, natural ids kept)."""
-    return [_strip(r, table in NATURAL_IDS) for r in reader.table_rows(table, trace_id)]
+    """One per-trace table as exported (surrogate ids dropped, natural ids kept; bytes
+    columns, such as a proxied request's body, as base64)."""
+    binary = binary_columns(table)
+    return [
+        _strip(_base64(r, binary), table in NATURAL_IDS) for r in reader.table_rows(table, trace_id)
+    ]
+
+
+def binary_columns(table: str) -> frozenset[str]:
+    """The columns of ``table`` that hold bytes (exported as base64 text)."""
+    from sqlalchemy import LargeBinary
+
+    from core.store.schema import metadata
+
+    cols = metadata.tables[table].c
+    return frozenset(c.name for c in cols if isinstance(c.type, LargeBinary))
+
+
+def _base64(row: dict[str, Any], binary: frozenset[str]) -> dict[str, Any]:
+    if not binary:
+        return row
+    return {
+        k: base64.b64encode(v).decode("ascii") if k in binary and v is not None else v
+        for k, v in row.items()
+    }
 
 
 def checkpoint_rows(
