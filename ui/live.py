@@ -23,6 +23,7 @@ from core.live.folders import added_folders, save_folders, tool_folders
 from core.live.otlp_server import OtlpReceiver, parse_address
 from core.live.source import LiveChange, Source
 from core.live.watch import Watcher
+from core.proxy.server import ProxyServer
 from core.proxy.source import ProxySource
 from ui.session import Session
 from ui.settings import AppSettings
@@ -40,12 +41,7 @@ class LiveSources(QObject):
     changed = Signal(object)
     sources_changed = Signal()
 
-    def __init__(
-        self,
-        session: Session,
-        parent: QObject | None = None,
-        settings: AppSettings | None = None,
-    ) -> None:
+    def __init__(self, session: Session, settings: AppSettings | None, parent: QObject) -> None:
         super().__init__(parent)
         self.session = session
         self.settings = settings
@@ -121,13 +117,14 @@ class LiveSources(QObject):
                 raise InvalidInputError(
                     "Proxy: give the upstream URL, e.g. https://api.openai.com/v1"
                 )
-            new = ProxySource(store, upstream, host, port, listener=self._emit, after=self.proxy)
+            server = ProxyServer(store, upstream, host, port)  # checks the URL
+            new = ProxySource(server, listener=self._emit)
         if self.proxy is not None:
             self.proxy.stop()
             self._retired.append(self.proxy)
-        self.proxy = new
+        old, self.proxy = self.proxy, new
         if new is not None:
-            new.start()
+            new.start(after=old)
         self.proxying, self.proxy_listen, self.proxy_upstream = on, listen, upstream
         self._remember(on=str(on).lower(), listen=listen, upstream=upstream)
         self.sources_changed.emit()
@@ -175,7 +172,7 @@ class LiveSources(QObject):
 def install(window: MainWindow) -> LiveSources:
     from ui.panes.sources import SourcesPane
 
-    live = LiveSources(window.session, window, window.settings)
+    live = LiveSources(window.session, window.settings, window)
     pane = SourcesPane(live)
     window._dock("sources", "Sources", pane, Qt.DockWidgetArea.LeftDockWidgetArea)
     window.tabifyDockWidget(window.docks["goals"], window.docks["sources"])

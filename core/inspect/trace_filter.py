@@ -9,7 +9,7 @@ call has no cost and fails a cost filter: "no price" is not $0).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from core.inspect.trace_list import TraceSummary
@@ -20,17 +20,27 @@ class ListFilter:
     text: str = ""
     """Words that must all occur in the title, id, model or source (any case)."""
     model: str | None = None
-    after: float | None = None
-    """Started at or after (epoch seconds)."""
-    before: float | None = None
-    """Started before (epoch seconds)."""
+    """Exactly this model (the row's model, as the Model column shows it)."""
+    span: tuple[float | None, float | None] = (None, None)
+    """Started at or after the first, before the second (epoch seconds; ``None``: open)."""
     min_usd: float | None = None
+    """Its priced calls cost at least this (USD)."""
     min_tokens: int | None = None
+    """At least this many transcript tokens."""
+
+    @property
+    def after(self) -> float | None:
+        return self.span[0]
+
+    @property
+    def before(self) -> float | None:
+        return self.span[1]
 
     @property
     def facets(self) -> int:
-        """How many filters besides the text are set (the bar's button says so)."""
-        return sum(getattr(self, f.name) is not None for f in fields(self) if f.name != "text")
+        """How many filters besides the text are set (each end of the span counts)."""
+        values = (self.model, *self.span, self.min_usd, self.min_tokens)
+        return sum(v is not None for v in values)
 
     @property
     def active(self) -> bool:
@@ -58,9 +68,6 @@ class ListFilter:
         """The same text, no other filter."""
         return ListFilter(self.text)
 
-    def with_(self, **changes: Any) -> ListFilter:
-        return replace(self, **changes)
-
     def to_text(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
@@ -73,9 +80,11 @@ class ListFilter:
             return cls()
         if not isinstance(data, dict):
             return cls()
-        kinds = {"text": str, "model": str, "after": float, "before": float,
-                 "min_usd": float, "min_tokens": int}  # fmt: skip
+        kinds = {"text": str, "model": str, "min_usd": float, "min_tokens": int}
         kept = {k: _as(kinds[k], v) for k, v in data.items() if k in kinds}
+        span = data.get("span")
+        if isinstance(span, list) and len(span) == 2:
+            kept["span"] = (_as(float, span[0]), _as(float, span[1]))
         return cls(**{k: v for k, v in kept.items() if v is not None})
 
 

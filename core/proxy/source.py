@@ -13,7 +13,6 @@ from typing import Any
 
 from core.live.source import Listener, LiveChange, SourceStatus, State
 from core.proxy.server import ProxyServer, ProxyStatus
-from core.store import Store
 
 STATES: dict[str, State] = {
     "starting": "starting",
@@ -26,20 +25,12 @@ STATES: dict[str, State] = {
 class ProxySource:
     kind = "proxy"
 
-    def __init__(
-        self,
-        store: Store,
-        upstream: str,
-        host: str = "127.0.0.1",
-        port: int = 8787,
-        listener: Listener | None = None,
-        after: ProxySource | None = None,
-    ) -> None:
-        """``upstream`` is checked here (an ``InvalidInputError`` naming it); ``after``: a
-        proxy being stopped, whose port this one waits for."""
+    def __init__(self, server: ProxyServer, listener: Listener | None = None) -> None:
+        """``server``: not started yet; each call it records is told to ``listener``."""
         self.listener = listener
-        self.server = ProxyServer(store, upstream, host, port, on_call=self._called)
-        self.after = after
+        self.server = server
+        server.on_call = self._called
+        self.after: ProxySource | None = None
         self._thread: threading.Thread | None = None
         self._failure = ""
         self._started = False
@@ -66,10 +57,12 @@ class ProxySource:
             calls=s.calls,
         )
 
-    def start(self) -> None:
+    def start(self, after: ProxySource | None = None) -> None:
+        """Bind and serve on threads of its own, once ``after`` (a proxy being stopped,
+        maybe on the same port) has stopped."""
         if self._started:
             return
-        self._started = True
+        self._started, self.after = True, after
         self._thread = threading.Thread(target=self._serve, name="ctxlens-proxy-start", daemon=True)
         self._thread.start()
 

@@ -8,6 +8,8 @@ two so they never drift.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -127,21 +129,18 @@ llm_calls = Table(
 # per trace instead of every call's usage. ``shape`` says which cache counts the calls
 # carry (none: no token counts; plain, read, write, both), because a call with cache
 # reads its model has no cache-read price for is unpriced, not priced at the input rate.
-trace_totals = Table(
-    "trace_totals",
-    metadata,
-    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
-    Column("agent_name", String(128), primary_key=True),
-    Column("model", String(128), primary_key=True),
-    Column("shape", String(8), primary_key=True),
-    Column("calls", Integer, nullable=False),
-    Column("upto_call", Integer, nullable=False),
-    Column("prompt", BigInteger, nullable=False),
-    Column("uncached", BigInteger, nullable=False),
-    Column("cached", BigInteger, nullable=False),
-    Column("cache_creation", BigInteger, nullable=False),
-    Column("completion", BigInteger, nullable=False),
-)
+TOTALS_KEYS = (("agent_name", 128), ("model", 128), ("shape", 8))
+TOTALS_SUMS = ("prompt", "uncached", "cached", "cache_creation", "completion")
+
+
+def _totals_columns() -> list[Column[Any]]:
+    keys = [Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True)]
+    keys += [Column(name, String(n), primary_key=True) for name, n in TOTALS_KEYS]
+    counts = [Column(name, Integer, nullable=False) for name in ("calls", "upto_call")]
+    return keys + counts + [Column(name, BigInteger, nullable=False) for name in TOTALS_SUMS]
+
+
+trace_totals = Table("trace_totals", metadata, *_totals_columns())
 
 compactions = Table(
     "compactions",

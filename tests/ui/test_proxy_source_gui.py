@@ -6,6 +6,7 @@ remembered in the settings, and stopping it frees the port."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 from core.live.source import SourceStatus
 from core.store import Store
 from tests.servers.fake_upstream import FakeUpstream, Reply
-from tests.ui.conftest import settle
+from tests.ui.conftest import open_window
+from tests.ui.test_live_gui import _pane, _tool_folders  # noqa: F401 (an autouse fixture)
 from ui.main_window import MainWindow
 from ui.panes.sources import SourcesPane
 from ui.settings import AppSettings
@@ -23,16 +25,17 @@ from ui.settings import AppSettings
 KEY = "sk-gui-proxy-secret-42"
 
 
-@pytest.fixture(autouse=True)
-def _tool_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+@pytest.fixture
+def opened(qtbot: Any, settings: AppSettings, tmp_path: Path) -> Callable[[], MainWindow]:
+    """Opens the window on an empty store (after the test has set what it remembers)."""
 
+    def open_() -> MainWindow:
+        db = tmp_path / "gui.db"
+        Store.open(db).close()
+        win: MainWindow = open_window(qtbot, settings, db)
+        return win
 
-def _pane(window: MainWindow) -> SourcesPane:
-    pane = window.docks["sources"].widget()
-    assert isinstance(pane, SourcesPane)
-    return pane
+    return open_
 
 
 def _proxy(pane: SourcesPane) -> SourceStatus:
@@ -46,22 +49,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _window(qtbot: Any, settings: AppSettings, db: Path) -> MainWindow:
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1600, 1000)
-    win.show()
-    assert win.open_store(db)
-    settle(qtbot, win)
-    return win
-
-
 def test_proxy_from_the_sources_pane_records_an_sdk_call_into_the_traces_pane(
-    qtbot: Any, settings: AppSettings, tmp_path: Path
+    qtbot: Any, settings: AppSettings, tmp_path: Path, opened: Callable[[], MainWindow]
 ) -> None:
-    db = tmp_path / "gui.db"
-    Store.open(db).close()
-    window = _window(qtbot, settings, db)
+    window = opened()
     pane = _pane(window)
     port = _free_port()
     with FakeUpstream() as upstream:
@@ -98,14 +89,12 @@ def test_proxy_from_the_sources_pane_records_an_sdk_call_into_the_traces_pane(
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
         s.listen()
-    assert KEY.encode() not in db.read_bytes()
+    assert KEY.encode() not in (tmp_path / "gui.db").read_bytes()
 
 
 def test_remembered_proxy_starts_with_the_store_and_a_busy_port_is_shown(
-    qtbot: Any, settings: AppSettings, tmp_path: Path
+    qtbot: Any, settings: AppSettings, opened: Callable[[], MainWindow]
 ) -> None:
-    db = tmp_path / "again.db"
-    Store.open(db).close()
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -113,7 +102,7 @@ def test_remembered_proxy_starts_with_the_store_and_a_busy_port_is_shown(
         settings.set("proxy/on", "true")
         settings.set("proxy/listen", f"127.0.0.1:{taken}")
         settings.set("proxy/upstream", "http://127.0.0.1:9/v1")
-        window = _window(qtbot, settings, db)
+        window = opened()
         pane = _pane(window)
         assert pane.proxy_box.isChecked() and pane.proxy_upstream.text() == "http://127.0.0.1:9/v1"
         qtbot.waitUntil(lambda: _proxy(pane).state == "error", timeout=10_000)
@@ -122,13 +111,8 @@ def test_remembered_proxy_starts_with_the_store_and_a_busy_port_is_shown(
         window.sources.stop_all()
 
 
-def test_a_bad_upstream_is_refused_in_words(
-    qtbot: Any, settings: AppSettings, tmp_path: Path
-) -> None:
-    db = tmp_path / "bad.db"
-    Store.open(db).close()
-    window = _window(qtbot, settings, db)
-    pane = _pane(window)
+def test_a_bad_upstream_is_refused_in_words(opened: Callable[[], MainWindow]) -> None:
+    pane = _pane(opened())
     errors: list[object] = []
     pane.failed.connect(errors.append)
     for upstream, words in (("", "upstream URL"), ("ftp://x", "not an http(s) URL")):

@@ -14,7 +14,7 @@ from core.cost.totals import trace_totals, usd_by_trace
 from core.inspect.trace_list import TraceSummary, summaries
 from core.records import LlmCall, NewMessage
 from core.store import Store
-from tests.ui.conftest import settle
+from tests.ui.conftest import open_window
 from ui.main_window import MainWindow
 from ui.panes.trace_filter_bar import ANY_MODEL
 from ui.panes.trace_tree import TRACE_ID_ROLE
@@ -55,12 +55,7 @@ def _rows(db: Path) -> list[TraceSummary]:
 
 
 def _window(qtbot: Any, settings: AppSettings, db: Path) -> MainWindow:
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    assert win.open_store(db)
-    settle(qtbot, win)
+    win: MainWindow = open_window(qtbot, settings, db, (1280, 800))
     return win
 
 

@@ -128,10 +128,7 @@ class SourcesPane(QWidget):
         self._otlp_row = QHBoxLayout()
         self._otlp_row.addWidget(self.otlp_box)
         self._otlp_row.addWidget(self.otlp_edit, 1)
-        self.endpoint = QLabel("")
-        self.endpoint.setObjectName("otlpEndpoint")
-        self.endpoint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.endpoint.setWordWrap(True)
+        self.endpoint = _note("otlpEndpoint")
         self._build_proxy()
 
     def _build_proxy(self) -> None:
@@ -154,10 +151,7 @@ class SourcesPane(QWidget):
         self._proxy_row = QHBoxLayout()
         self._proxy_row.addWidget(self.proxy_box)
         self._proxy_row.addWidget(self.proxy_listen, 1)
-        self.proxy_hint = QLabel("")
-        self.proxy_hint.setObjectName("proxyEndpoint")
-        self.proxy_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.proxy_hint.setWordWrap(True)
+        self.proxy_hint = _note("proxyEndpoint")
         self._proxy_edits_enabled()
 
     # -- state --------------------------------------------------------------------------
@@ -235,6 +229,15 @@ class SourcesPane(QWidget):
         off = not self.proxy_box.isChecked()
         self.proxy_listen.setEnabled(off)
         self.proxy_upstream.setEnabled(off)
+
+
+def _note(name: str) -> QLabel:
+    """A line under a switch that says where to send data (selectable, to copy it)."""
+    label = QLabel("")
+    label.setObjectName(name)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setWordWrap(True)
+    return label
 
 
 def _proxy_hint(status: SourceStatus | None, url: str) -> str:

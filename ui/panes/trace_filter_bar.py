@@ -117,8 +117,10 @@ class TraceFilterBar(QWidget):
         return ListFilter(
             text=self.text.text(),
             model=None if model in ("", ANY_MODEL) else model,
-            after=_day_start(self.from_date.date()) if self.from_box.isChecked() else None,
-            before=_day_start(self.to_date.date().addDays(1)) if self.to_box.isChecked() else None,
+            span=(
+                _day_start(self.from_date.date()) if self.from_box.isChecked() else None,
+                _day_start(self.to_date.date().addDays(1)) if self.to_box.isChecked() else None,
+            ),
             min_usd=self.min_cost.value() or None,
             min_tokens=self.min_tokens.value() or None,
         )

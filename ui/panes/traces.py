@@ -61,13 +61,8 @@ class TraceBrowser(QWidget):
     compare_requested = Signal(str, str)
     """Two traces to compare (in store order: the older is A)."""
 
-    def __init__(
-        self,
-        session: Session,
-        settings: AppSettings | None = None,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
+    def __init__(self, session: Session, settings: AppSettings | None = None) -> None:
+        super().__init__()
         self.setObjectName("traceBrowser")
         self.session = session
         self.settings = settings

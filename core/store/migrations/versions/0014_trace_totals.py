@@ -2,10 +2,7 @@
 
 A cache of ``llm_calls`` filled by ``core/cost/totals.py:catch_up`` on first use (not by
 this migration, so an upgrade stays instant); cost and token bounds of a search and the
-Traces pane's costs read it instead of every call's usage.
-
-Revision ID: 0014_trace_totals
-Revises: 0012_search
+Traces pane's costs read it instead of every call's usage. Revises 0012_search.
 """
 
 import sqlalchemy as sa
@@ -13,24 +10,19 @@ from alembic import op
 
 revision = "0014_trace_totals"
 down_revision = "0012_search"
-branch_labels = None
-depends_on = None
+
+KEYS = (("agent_name", 128), ("model", 128), ("shape", 8))
+SUMS = ("prompt", "uncached", "cached", "cache_creation", "completion")
 
 
 def upgrade() -> None:
     op.create_table(
         "trace_totals",
         sa.Column("trace_id", sa.String(64), sa.ForeignKey("traces.id"), primary_key=True),
-        sa.Column("agent_name", sa.String(128), primary_key=True),
-        sa.Column("model", sa.String(128), primary_key=True),
-        sa.Column("shape", sa.String(8), primary_key=True),
+        *(sa.Column(name, sa.String(n), primary_key=True) for name, n in KEYS),
         sa.Column("calls", sa.Integer(), nullable=False),
         sa.Column("upto_call", sa.Integer(), nullable=False),
-        sa.Column("prompt", sa.BigInteger(), nullable=False),
-        sa.Column("uncached", sa.BigInteger(), nullable=False),
-        sa.Column("cached", sa.BigInteger(), nullable=False),
-        sa.Column("cache_creation", sa.BigInteger(), nullable=False),
-        sa.Column("completion", sa.BigInteger(), nullable=False),
+        *(sa.Column(name, sa.BigInteger(), nullable=False) for name in SUMS),
     )
 
 
