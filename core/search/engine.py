@@ -10,8 +10,8 @@ never a sort of all matches).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
@@ -47,16 +47,8 @@ class Hit:
     created_at: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "trace_id": self.trace_id,
-            "title": self.title,
-            "source": self.source,
-            "sequence": self.sequence,
-            "role": self.role,
-            "kind": self.kind,
-            "snippet": self.snippet,
-            "created_at": self.created_at,
-        }
+        """``{trace_id, title, source, sequence, role, kind, snippet, created_at}``."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -127,33 +119,32 @@ def _narrowed(q: Query) -> bool:
 
 
 def _trace_query(q: Query) -> Select[Any]:
-    tr = t.traces.c
-    conds: list[Any] = []
-    if q.source:
-        conds.append(tr.source == q.source)
-    if q.trace:
-        conds.append(tr.id.startswith(q.trace, autoescape=True))
-    if q.after is not None:
-        conds.append(tr.created_at >= q.after)
-    if q.before is not None:
-        conds.append(tr.created_at < q.before)
-    calls = t.llm_calls.c
-    if q.model:
-        conds.append(
-            exists().where(calls.trace_id == tr.id, calls.model.contains(q.model, autoescape=True))
-        )
-    if "compaction" in q.has:
-        conds.append(exists().where(t.compactions.c.trace_id == tr.id))
-    if "error" in q.has:
-        conds.append(
-            or_(
-                exists().where(calls.trace_id == tr.id, calls.error.is_not(None)),
-                exists().where(
-                    t.audit_log.c.trace_id == tr.id, t.audit_log.c.status.not_in(("ok",))
-                ),
-            )
-        )
+    tr, calls = t.traces.c, t.llm_calls.c
+    conds = _wanted(
+        (q.source, lambda: tr.source == q.source),
+        (q.trace, lambda: tr.id.startswith(q.trace, autoescape=True)),
+        (q.after is not None, lambda: tr.created_at >= q.after),
+        (q.before is not None, lambda: tr.created_at < q.before),
+        (q.model, lambda: exists().where(calls.trace_id == tr.id,
+                                         calls.model.contains(q.model, autoescape=True))),
+        ("compaction" in q.has, lambda: exists().where(t.compactions.c.trace_id == tr.id)),
+        ("error" in q.has, lambda: _has_error(tr.id)),
+    )  # fmt: skip
     return select(tr.id, tr.title, tr.source, tr.created_at).where(and_(True, *conds))
+
+
+def _has_error(trace_id: Any) -> Any:
+    """A call that recorded an error, or a tool call that did not end ``ok``."""
+    calls, audit = t.llm_calls.c, t.audit_log.c
+    return or_(
+        exists().where(calls.trace_id == trace_id, calls.error.is_not(None)),
+        exists().where(audit.trace_id == trace_id, audit.status.not_in(("ok",))),
+    )
+
+
+def _wanted(*checks: tuple[Any, Callable[[], Any]]) -> list[Any]:
+    """The SQL conditions of the filters a query sets (each built only when set)."""
+    return [make() for wanted, make in checks if wanted]
 
 
 def _message_rows(r: Reader, q: Query, trace_ids: list[str] | None) -> Iterator[Any]:
@@ -190,23 +181,23 @@ def _message_rows(r: Reader, q: Query, trace_ids: list[str] | None) -> Iterator[
 
 def _message_filters(q: Query) -> list[Any]:
     m = t.messages.c
-    conds: list[Any] = []
-    if q.role:
-        conds.append(m.role == q.role)
-    if q.kind:
-        conds.append(m.kind == q.kind)
-    if q.goal:
-        conds.append(or_(m.goal_id == q.goal, m.goal_id.startswith(q.goal + ".")))
-    if q.tool:
-        calls = cast(m.tool_calls, SaText)
-        conds.append(
-            or_(
-                m.name == q.tool,
-                calls.contains(f'"name": "{q.tool}"', autoescape=True),
-                calls.contains(f'"name":"{q.tool}"', autoescape=True),
-            )
-        )
-    return conds
+    return _wanted(
+        (q.role, lambda: m.role == q.role),
+        (q.kind, lambda: m.kind == q.kind),
+        (q.goal, lambda: or_(m.goal_id == q.goal, m.goal_id.startswith(f"{q.goal}."))),
+        (q.tool, lambda: _uses_tool(str(q.tool))),
+    )
+
+
+def _uses_tool(tool: str) -> Any:
+    """A tool result of ``tool``, or a message that calls it."""
+    m = t.messages.c
+    calls = cast(m.tool_calls, SaText)
+    return or_(
+        m.name == tool,
+        calls.contains(f'"name": "{tool}"', autoescape=True),
+        calls.contains(f'"name":"{tool}"', autoescape=True),
+    )
 
 
 def fts_query(words: tuple[str, ...]) -> str:
