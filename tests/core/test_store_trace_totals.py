@@ -3,6 +3,7 @@ a pass over every call does, follow appended calls, and serve search bounds."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import func, select
@@ -125,3 +126,22 @@ def test_search_bounds_read_the_sums(store: Store) -> None:
     assert found(f"tokens>{tokens[ids[2]]}") == {ids[0], ids[1]}
     _call(store, ids[2], "gpt-4o", {"prompt_tokens": 10**7, "completion_tokens": 0})
     assert ids[2] in found("cost>20")  # the appended call counts at once
+
+
+def test_cli_search_bounds_and_traces_costs_agree_with_the_sums(
+    store: Store, store_url: str, cli: Any
+) -> None:
+    ids = _traces(store)
+    costs, _ = _sums(store)
+    code, out = cli("--db", store_url, "search", "cost>1", "--json")
+    assert code == 0
+    hits = {h["trace_id"] for h in json.loads(out)["hits"]}
+    assert hits == {tid for tid, c in costs.items() if c["usd"] and c["usd"] > 1}
+    code, out = cli("--db", store_url, "traces", "--json")
+    assert code == 0
+    listed = {row["id"]: row["cost"] for row in json.loads(out)}
+    for tid in ids:
+        assert listed[tid]["priced_calls"] == costs[tid]["priced_calls"]
+        assert listed[tid]["unpriced_calls"] == costs[tid]["unpriced_calls"]
+        if costs[tid]["usd"] is not None:
+            assert abs(listed[tid]["usd"] - costs[tid]["usd"]) < 1e-6
