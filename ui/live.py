@@ -200,8 +200,5 @@ def _follow(window: MainWindow, change: LiveChange, counts: QTimer) -> None:
 
 
 def _reload_traces(window: MainWindow) -> None:
-    """Reload the trace list, keeping a multi-selection (two traces picked to compare)."""
-    chosen = window.traces.selected_ids()
+    """Reload the trace list (it keeps a multi-selection: two traces picked to compare)."""
     window.traces.reload()
-    if len(chosen) > 1:
-        window.traces.select_ids(chosen)

@@ -110,13 +110,19 @@ def test_filters_compose_sort_and_are_remembered(
     win.traces.sort.setCurrentText("Most expensive")
     order = _shown(win)
     assert order == sorted(order, key=lambda tid: rows[tid].usd or -1, reverse=True)
+
+    assert win.session.store is not None  # a trace written meanwhile: listed off the UI thread
+    late = win.session.store.create_trace("late docs", created_at=time.time() - 5 * DAY)
+    win.traces.reload()
+    assert "Listing traces" in win.runner.labels() and late.id not in _shown(win)
+    qtbot.waitUntil(lambda: late.id in _shown(win), timeout=10_000)  # within the dates
     win.close()
 
     again = _window(qtbot, AppSettings(settings.path), db)  # a new start, same settings
-    assert set(_shown(again)) == {ids["write docs"], ids["triage bugs"]}
+    assert set(_shown(again)) == {ids["write docs"], ids["triage bugs"], late.id}
     assert again.traces.filters.from_box.isChecked()
     again.traces.filters.clear.click()
-    assert len(_shown(again)) == len(TRACES)
+    assert len(_shown(again)) == len(TRACES) + 1
     assert not again.traces.shown.isVisible()
 
 

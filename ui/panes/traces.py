@@ -24,6 +24,7 @@ from core.cost.table import load_table
 from core.cost.totals import trace_totals, usd_by_trace
 from core.inspect.trace_filter import ListFilter, models_of
 from core.inspect.trace_list import EvalGroup, TraceSummary, group_evals, summaries
+from core.store import Store
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
     COLUMNS,
@@ -35,9 +36,11 @@ from ui.panes.trace_tree import (
 )
 from ui.session import Session
 from ui.settings import AppSettings
+from ui.tasks import TaskRunner
 
 ANY_SCORE = "any score"
 FILTER_KEY = "traces/filter"
+LIST_KEY = "trace-list"
 #: Narrow figure columns, so the title keeps most of the pane (pixels at the default font).
 WIDTHS = {
     "Score": 46,
@@ -61,11 +64,17 @@ class TraceBrowser(QWidget):
     compare_requested = Signal(str, str)
     """Two traces to compare (in store order: the older is A)."""
 
-    def __init__(self, session: Session, settings: AppSettings | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        settings: AppSettings | None = None,
+        runner: TaskRunner | None = None,
+    ) -> None:
         super().__init__()
         self.setObjectName("traceBrowser")
         self.session = session
         self.settings = settings
+        self.runner = runner
         self.model = TraceTreeModel(self)
         self.proxy = TraceFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -156,13 +165,17 @@ class TraceBrowser(QWidget):
         menu.exec(self.table.header().mapToGlobal(at))
 
     def reload(self) -> None:
+        """List the open store's traces: read on the task runner when the pane has one
+        (a large store's figures take a while), then shown on the UI thread."""
         store = self.session.store
         self.where.setText(f"Store: {store.describe()}" if store else "No store open")
-        rows = []
-        if store is not None:
-            costs = usd_by_trace(trace_totals(store, load_table())[0])
-            with store.read() as r:
-                rows = group_evals(summaries(r, costs))
+        if store is None or self.runner is None:
+            self._show(load_rows(store) if store is not None else [])
+            return
+        self.runner.submit("Listing traces", lambda _c: load_rows(store), self._show, key=LIST_KEY)
+
+    def _show(self, rows: list[TraceSummary | EvalGroup]) -> None:
+        chosen = self.selected_ids()
         self.model.set_rows(rows)
         if len(self.model.records) <= EXPAND_ROWS:
             self.table.expandAll()
@@ -171,6 +184,8 @@ class TraceBrowser(QWidget):
         self.table.setToolTip("" if rows else EMPTY)
         self._count_shown()
         self._mark_current()
+        if len(chosen) > 1:  # two traces picked to compare stay picked
+            self.select_ids(chosen)
 
     @staticmethod
     def _summaries(rows: list[TraceSummary | EvalGroup]) -> list[TraceSummary]:
@@ -275,3 +290,10 @@ class TraceBrowser(QWidget):
 
 def _order(descending: bool) -> Qt.SortOrder:
     return Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+
+
+def load_rows(store: Store) -> list[TraceSummary | EvalGroup]:
+    """The pane's rows: every trace's figures and cost (its usage sums caught up first)."""
+    costs = usd_by_trace(trace_totals(store, load_table())[0])
+    with store.read() as r:
+        return group_evals(summaries(r, costs))
