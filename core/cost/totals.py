@@ -16,9 +16,11 @@ from dataclasses import dataclass, fields
 
 from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
 
-from core.cost.compute import CostSummary, counts_cost, parse_usage
+from core.cost.compute import CostSummary, counts_cost, parse_usage, totals_by_trace
+from core.cost.stored import call_usages
 from core.cost.table import Price, PriceTable
 from core.cost.usage import TokenUsage, token_usage
+from core.errors import StoreOpenError
 from core.store import schema as t
 from core.store.store import Store
 
@@ -174,8 +176,14 @@ def priced(
 def trace_totals(
     store: Store, table: PriceTable, trace_ids: Iterable[str] | None = None
 ) -> tuple[dict[str, CostSummary], dict[str, int]]:
-    """``priced`` sums of ``trace_ids`` (default: every trace), caught up first."""
-    catch_up(store)
+    """``priced`` sums of ``trace_ids`` (default: every trace), caught up first; a store
+    this user may only read is priced from its calls instead (one pass, as before)."""
+    try:
+        catch_up(store)
+    except StoreOpenError:  # the write was refused: nothing was written
+        with store.read() as r:
+            wanted = None if trace_ids is None else set(trace_ids)
+            return totals_by_trace(call_usages(r), table, wanted)
     with store.read() as r:
         return priced(read_totals(r.conn, trace_ids), table)
 

@@ -28,6 +28,8 @@ from core.store.reader import Reader
 from core.store.store import Store
 
 PAGE = 500
+Sums = tuple[dict[str, CostSummary], dict[str, int]]
+"""Per trace: its cost and its recorded tokens (``core/cost/totals.py:trace_totals``)."""
 IN_LIST_MAX = 64
 """Up to this many candidate traces go into the SQL as ``trace_id IN (…)``; with more, the
 planner would walk messages by trace and probe the full-text index (seconds at 5M), so the
@@ -67,10 +69,9 @@ def search(
     """Every trace of ``store`` searched; at most ``limit`` hits, newest first."""
     start = time.perf_counter()
     indexed = _catch_up(store) if query.words else 0
-    if query.bounds:
-        totals.catch_up(store)
+    sums = totals.trace_totals(store, table or load_table()) if query.bounds else None
     with store.read() as r:
-        found = list(_hits(r, query, table, limit + 1))
+        found = list(_hits(r, query, sums, limit + 1))
     elapsed = (time.perf_counter() - start) * 1000
     return Results(query, tuple(found[:limit]), len(found) > limit, indexed, elapsed)
 
@@ -80,12 +81,13 @@ def _catch_up(store: Store) -> int:
         return catch_up(w.conn)
 
 
-def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator[Hit]:
+def _hits(r: Reader, q: Query, sums: Sums | None, limit: int) -> Iterator[Hit]:
     traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
     if not traces:
         return
     if q.bounds:
-        kept = _passing(r, q, table or load_table(), list(traces))
+        assert sums is not None
+        kept = _passing(r, q, sums, list(traces))
         traces = {tid: row for tid, row in traces.items() if tid in kept}
     if not traces:
         return
@@ -234,12 +236,11 @@ def _trace_hit(row: Any) -> Hit:
     return Hit(row.id, row.title, row.source, None, None, None, "", row.created_at)
 
 
-def _passing(r: Reader, q: Query, table: PriceTable, trace_ids: list[str]) -> set[str]:
+def _passing(r: Reader, q: Query, sums: Sums, trace_ids: list[str]) -> set[str]:
     """The traces among ``trace_ids`` within the ``cost``/``tokens`` bounds, judged from
     their usage sums; a trace whose calls record no tokens is judged by its messages'."""
-    wanted = trace_ids if len(trace_ids) <= IN_LIST_MAX else None
-    costs, tokens = totals.priced(totals.read_totals(r.conn, wanted), table)
-    tokens.update(_message_tokens(r, [tid for tid in trace_ids if not tokens.get(tid)]))
+    costs, tokens = sums
+    tokens = {**tokens, **_message_tokens(r, [tid for tid in trace_ids if not tokens.get(tid)])}
     return {tid for tid in trace_ids if _within(q, costs.get(tid), tokens.get(tid, 0))}
 
 

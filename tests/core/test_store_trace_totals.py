@@ -4,14 +4,17 @@ a pass over every call does, follow appended calls, and serve search bounds."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from core.cost.compute import totals_by_trace
 from core.cost.stored import call_usages
 from core.cost.table import load_table
 from core.cost.totals import catch_up, trace_totals
+from core.errors import StoreOpenError
 from core.records import LlmCall, NewMessage
 from core.search.engine import search
 from core.search.query import parse
@@ -145,3 +148,30 @@ def test_cli_search_bounds_and_traces_costs_agree_with_the_sums(
         assert listed[tid]["unpriced_calls"] == costs[tid]["unpriced_calls"]
         if costs[tid]["usd"] is not None:
             assert abs(listed[tid]["usd"] - costs[tid]["usd"]) < 1e-6
+
+
+def test_a_store_this_user_may_only_read_is_priced_from_its_calls(
+    pg_cluster: Any, pg_url: str
+) -> None:
+    import psycopg
+
+    from tests.servers.postgres import SUPERUSER
+
+    with Store.open(pg_url) as owner:
+        ids = _traces(owner)
+        expected = _full_pass(owner)
+    role = f"reader{os.getpid()}"
+    with psycopg.connect(host="127.0.0.1", port=pg_cluster.port, user=SUPERUSER,
+                         dbname=pg_url.rsplit("/", 1)[1], autocommit=True) as admin:  # fmt: skip
+        admin.execute(f"DROP ROLE IF EXISTS {role}")  # type: ignore[arg-type]
+        admin.execute(f"CREATE ROLE {role} LOGIN")  # type: ignore[arg-type]
+        admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")  # type: ignore[arg-type]
+    with Store.open(pg_url.replace(f"{SUPERUSER}@", f"{role}@")) as reader:
+        with pytest.raises(StoreOpenError, match="write failed"):
+            catch_up(reader)  # the sums cannot be written here
+        costs, tokens = _sums(reader)
+        _close(costs, expected[0])
+        assert tokens == expected[1]
+        usd = {tid: c["usd"] or 0 for tid, c in costs.items()}
+        hits = {h.trace_id for h in search(reader, parse("cost>0.0001")).hits}
+        assert hits == {tid for tid in ids if usd[tid] > 0.0001}
