@@ -150,9 +150,13 @@ class ProxyServer:
 
     def stop(self) -> None:
         self.request_stop()
+        self.join()
+        self._thread = None
+
+    def join(self, timeout: float = 30.0) -> None:
+        """Wait until the proxy serving on its own thread has stopped."""
         if self._thread is not None:
-            self._thread.join(30)
-            self._thread = None
+            self._thread.join(timeout)
 
     def __enter__(self) -> ProxyServer:
         return self.start()

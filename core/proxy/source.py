@@ -74,9 +74,7 @@ class ProxySource:
         """Wait until the proxy has stopped (closing the window, tests)."""
         if self._thread is not None:
             self._thread.join(timeout)
-        thread = self.server._thread
-        if thread is not None:
-            thread.join(timeout)
+        self.server.join(timeout)
 
     def _serve(self) -> None:
         if self.after is not None:
