@@ -110,6 +110,10 @@ def test_filters_compose_sort_and_are_remembered(
     win.traces.sort.setCurrentText("Most expensive")
     order = _shown(win)
     assert order == sorted(order, key=lambda tid: rows[tid].usd or -1, reverse=True)
+    win.traces.sort.setCurrentText("Model")
+    assert [rows[tid].model for tid in _shown(win)] == sorted(
+        rows[tid].model or "" for tid in order
+    )
 
     assert win.session.store is not None  # a trace written meanwhile: listed off the UI thread
     late = win.session.store.create_trace("late docs", created_at=time.time() - 5 * DAY)

@@ -168,6 +168,8 @@ SORTS = [
     ("Most tokens", 4, True),
     ("Most calls", 3, True),
     ("Most expensive", 7, True),
+    ("Cheapest first", 7, False),
+    ("Model", 6, False),
     ("Title", 0, False),
 ]
 
