@@ -23,12 +23,11 @@ from core.live.folders import added_folders, save_folders, tool_folders
 from core.live.otlp_server import OtlpReceiver, parse_address
 from core.live.source import LiveChange, Source
 from core.live.watch import Watcher
-from core.proxy.server import ProxyServer
-from core.proxy.source import ProxySource
 from ui.session import Session
 from ui.settings import AppSettings
 
 if TYPE_CHECKING:
+    from core.proxy.source import ProxySource
     from ui.main_window import MainWindow
 
 DEFAULT_OTLP = ("127.0.0.1", 4318)
@@ -117,6 +116,9 @@ class LiveSources(QObject):
                 raise InvalidInputError(
                     "Proxy: give the upstream URL, e.g. https://api.openai.com/v1"
                 )
+            from core.proxy.server import ProxyServer  # httpx: loaded on first use
+            from core.proxy.source import ProxySource
+
             server = ProxyServer(store, upstream, host, port)  # checks the URL
             new = ProxySource(server, listener=self._emit)
         if self.proxy is not None:
