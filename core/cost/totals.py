@@ -11,10 +11,11 @@ differs (calls arrived out of index order) is summed again from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
-from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
+from sqlalchemy import Connection, Text, bindparam, cast, delete, func, insert, select, update
 
 from core.cost.compute import CostSummary, counts_cost, parse_usage, totals_by_trace
 from core.cost.stored import call_usages
@@ -83,9 +84,10 @@ def catch_up(store: Store) -> int:
         if w.conn.dialect.name == "postgresql":  # two catch-ups must not both fold a call
             w.conn.exec_driver_sql("LOCK TABLE trace_totals IN EXCLUSIVE MODE")
         late = stale(w.conn)
-        for trace_id, (upto, calls) in late.items():
-            if fold(w.conn, trace_id, upto) != calls:  # a call below upto arrived late
-                fold(w.conn, trace_id, -1)
+        held = fold(w.conn, {tid: upto for tid, (upto, _) in late.items()})
+        again = {tid: -1 for tid, (_, calls) in late.items() if held.get(tid) != calls}
+        if again:  # a call below upto arrived late: those traces are summed from scratch
+            fold(w.conn, again)
         return len(late)
 
 
@@ -111,38 +113,61 @@ def stale(conn: Connection) -> dict[str, tuple[int, int]]:
     return out
 
 
-def fold(conn: Connection, trace_id: str, upto: int) -> int:
-    """Add the calls of ``trace_id`` past ``upto`` to its sums (all of them for -1); how
-    many calls the sums hold now."""
-    if upto < 0:
-        conn.execute(delete(t.trace_totals).where(t.trace_totals.c.trace_id == trace_id))
-    rows = {row.key: row for row in read_totals(conn, [trace_id])}
-    known = set(rows)
-    c = t.llm_calls.c
-    q = select(c.call_index, c.agent_name, c.model, cast(c.usage, Text)).where(
-        c.trace_id == trace_id, c.call_index > upto
-    )
-    last = upto
-    for index, agent, model, raw in conn.execute(q):
-        counts = token_usage(parse_usage(raw))
-        key = (agent, model, shape_of(counts))
-        rows.setdefault(key, Totals(trace_id, *key)).add(counts)
-        last = max(last, index)
-    for key, row in rows.items():
-        row.upto_call = last
-        _write(conn, row, key in known)
-    return sum(row.calls for row in rows.values())
-
-
-def _write(conn: Connection, row: Totals, exists: bool) -> None:
-    values = {f.name: getattr(row, f.name) for f in fields(row)}
-    if not exists:
-        conn.execute(insert(t.trace_totals).values(**values))
-        return
+def fold(conn: Connection, uptos: dict[str, int]) -> dict[str, int]:
+    """Add each trace's calls past its ``upto`` to its sums (all of them for -1), in one
+    read of the calls and batched writes; trace id → how many calls its sums hold now."""
     s = t.trace_totals.c
-    where = (s.trace_id == row.trace_id, s.agent_name == row.agent_name, s.model == row.model,
-             s.shape == row.shape)  # fmt: skip
-    conn.execute(update(t.trace_totals).where(*where).values(**values))
+    fresh = [tid for tid, upto in uptos.items() if upto < 0]
+    for part in _parts(fresh):
+        conn.execute(delete(t.trace_totals).where(s.trace_id.in_(part)))
+    rows = {
+        (r.trace_id, *r.key): r for part in _parts(list(uptos)) for r in read_totals(conn, part)
+    }
+    known = set(rows)
+    last = dict(uptos)
+    for tid, index, agent, model, raw in _calls_after(conn, uptos):
+        counts = token_usage(parse_usage(raw))
+        key = (tid, agent, model, shape_of(counts))
+        rows.setdefault(key, Totals(*key)).add(counts)
+        last[tid] = max(last[tid], index)
+    for row in rows.values():
+        row.upto_call = last[row.trace_id]
+    _write(conn, [r for k, r in rows.items() if k not in known], [rows[k] for k in known])
+    held: dict[str, int] = {}
+    for row in rows.values():
+        held[row.trace_id] = held.get(row.trace_id, 0) + row.calls
+    return held
+
+
+def _calls_after(conn: Connection, uptos: dict[str, int]) -> Iterator[Any]:
+    """The calls of the traces in ``uptos`` past each one's ``upto`` (one query, or one
+    per part of a long list)."""
+    c = t.llm_calls.c
+    cols = (c.trace_id, c.call_index, c.agent_name, c.model, cast(c.usage, Text))
+    lowest = min(uptos.values(), default=-1)
+    for part in _parts(list(uptos)):
+        q = select(*cols).where(c.trace_id.in_(part), c.call_index > lowest)
+        yield from (row for row in conn.execute(q) if row[1] > uptos[row[0]])
+
+
+def _parts(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _write(conn: Connection, new: list[Totals], changed: list[Totals]) -> None:
+    """Insert the new rows and update the changed ones, each as one batch."""
+    if new:
+        conn.execute(insert(t.trace_totals), [asdict(row) for row in new])
+    if changed:
+        s = t.trace_totals.c
+        keys = ("trace_id", "agent_name", "model", "shape")
+        sums = [k for k in FIELDS if k not in keys]
+        where = [s[k] == bindparam(f"k_{k}") for k in keys]
+        values: dict[str, Any] = {k: bindparam(f"v_{k}") for k in sums}
+        rows = [{**{f"k_{k}": getattr(r, k) for k in keys},
+                 **{f"v_{k}": getattr(r, k) for k in sums}} for r in changed]  # fmt: skip
+        conn.execute(update(t.trace_totals).where(*where).values(**values), rows)
 
 
 def read_totals(conn: Connection, trace_ids: Iterable[str] | None = None) -> list[Totals]:
