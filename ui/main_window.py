@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         s, r = self.session, self.runner
         self.timeline = TimelineWidget(s, r)
         self.setCentralWidget(self.timeline)
-        self.traces = TraceBrowser(s)
+        self.traces = TraceBrowser(s, self.settings, r)
         self.goals = GoalPane(s, r)
         self.detail = MessageDetailPane(s)
         self.context = ContextPane(s, r)

@@ -41,11 +41,13 @@ def listing(ctx: CliContext) -> list[Any]:
 
 
 def _from_store(ctx: CliContext, table: Any) -> tuple[list[Any], dict[str, Any]]:
-    from core.cost.stored import trace_costs
+    from core.cost.totals import trace_totals
     from core.inspect.trace_list import summaries
 
-    with ctx.store().read() as r:
-        return summaries(r), trace_costs(r, table)
+    store = ctx.store()
+    costs = trace_totals(store, table)[0]
+    with store.read() as r:
+        return summaries(r), costs
 
 
 def run(ctx: CliContext) -> int:

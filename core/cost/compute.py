@@ -60,12 +60,13 @@ class CostSummary:
     by_goal: dict[str, float] = field(default_factory=dict)
     by_model: dict[str, float] = field(default_factory=dict)
 
-    def add(self, model: str, cost: CallCost, agent: str, goal: str | None) -> None:
+    def add(self, model: str, cost: CallCost, agent: str, goal: str | None, calls: int = 1) -> None:
+        """One call's cost, or the summed cost of ``calls`` calls alike in model and shape."""
         if cost.usd is None:
-            self.unpriced_calls += 1
+            self.unpriced_calls += calls
             self.unpriced_models.add(model or "(none)")
             return
-        self.priced_calls += 1
+        self.priced_calls += calls
         self.usd += cost.usd
         self.saved_usd += cost.saved_usd
         for bucket, key in ((self.by_agent, agent), (self.by_model, model), (self.by_goal, goal)):

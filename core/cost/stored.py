@@ -1,7 +1,7 @@
 """Costs of stored traces: light queries over ``llm_calls`` (never the call contexts).
 
-``trace_costs`` prices every trace of a store in one pass (the Traces list, search filters);
-``trace_cost`` prices one trace with its goals (the goal in focus at each call's head).
+``trace_cost`` prices one trace with its goals (the goal in focus at each call's head); the
+per-trace sums that the Traces pane and search bounds read are ``core/cost/totals.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from core.cost.compute import (
     CallCost,
     CallUsage,
     CostSummary,
-    costs_by_trace,
     parse_usage,
     price_call,
 )
@@ -34,18 +33,6 @@ def call_usages(reader: Reader, trace_id: str | None = None) -> list[CallUsage]:
         CallUsage(tid, index, model, parse_usage(raw), agent, head)
         for tid, index, model, raw, agent, head in reader.conn.execute(q)
     ]
-
-
-def trace_costs(reader: Reader, table: PriceTable) -> dict[str, CostSummary]:
-    """Trace id → its cost, for every trace that has calls."""
-    return costs_by_trace(call_usages(reader), table)
-
-
-def trace_usd(reader: Reader, table: PriceTable) -> dict[str, float | None]:
-    """Trace id → USD of its priced calls (``None`` where no call has a price)."""
-    return {
-        tid: (c.usd if c.priced_calls else None) for tid, c in trace_costs(reader, table).items()
-    }
 
 
 def trace_cost(

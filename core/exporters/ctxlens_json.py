@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from core.records import Checkpoint, Message, Trace
-from core.store.export_format import FORMAT, NATURAL_IDS, RECORD_TABLES, VERSION
+from core.store.export_format import FORMAT, NATURAL_IDS, RECORD_TABLES, VERSION, binary_columns
 from core.store.reader import Reader
 from core.store.store import Store
 
@@ -66,8 +66,21 @@ def trace_header(tr: Trace) -> dict[str, Any]:
 
 
 def record_rows(reader: Reader, trace_id: str, table: str) -> list[dict[str, Any]]:
-    """One per-trace table as exported (surrogate ids dropped, natural ids kept)."""
-    return [_strip(r, table in NATURAL_IDS) for r in reader.table_rows(table, trace_id)]
+    """One per-trace table as exported (surrogate ids dropped, natural ids kept; bytes
+    columns, such as a proxied request's body, as base64)."""
+    binary = binary_columns(table)
+    return [
+        _strip(_base64(r, binary), table in NATURAL_IDS) for r in reader.table_rows(table, trace_id)
+    ]
+
+
+def _base64(row: dict[str, Any], binary: frozenset[str]) -> dict[str, Any]:
+    if not binary:
+        return row
+    return {
+        k: base64.b64encode(v).decode("ascii") if k in binary and v is not None else v
+        for k, v in row.items()
+    }
 
 
 def checkpoint_rows(

@@ -13,7 +13,7 @@ from core.errors import ConflictError, InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit
 from core.records import Message, ToolCall
 from core.store import schema as t
-from core.store.export_format import FORMAT, RECORD_TABLES
+from core.store.export_format import FORMAT, RECORD_TABLES, binary_columns
 from core.store.store import Store
 from core.store.writer import Writer
 
@@ -79,7 +79,8 @@ def write_data(w: Writer, data: dict[str, Any], where: str = "<data>") -> str:
     w.restore_messages(batch)
     w.set_head(trace["id"], trace["head"])
     for table in RECORD_TABLES:
-        rows = [{**row, "trace_id": trace["id"]} for row in data.get(table, [])]
+        rows = [_record(table, row, trace["id"], f"{where}: {table}[{i}]")
+                for i, row in enumerate(data.get(table, []))]  # fmt: skip
         w.insert_rows(table, rows)
     _checkpoints(w, trace["id"], data.get("checkpoints", []))
     for s in data.get("sessions", []):
@@ -88,6 +89,25 @@ def write_data(w: Writer, data: dict[str, Any], where: str = "<data>") -> str:
         for turn in turns:
             w.conn.execute(insert(t.turns).values(**turn, session_id=s["id"]))
     return str(trace["id"])
+
+
+def _record(table: str, row: Any, trace_id: str, where: str) -> dict[str, Any]:
+    """An exported row as stored: bytes columns back from base64; a proxied request's
+    headers without credentials, whatever the file holds (they never reach a store)."""
+    if not isinstance(row, dict):
+        raise InvalidInputError(f"{where}: not an object")
+    out = {**row, "trace_id": trace_id}
+    for col in binary_columns(table):
+        if out.get(col) is not None:
+            try:
+                out[col] = base64.b64decode(out[col], validate=True)
+            except (ValueError, TypeError):
+                raise InvalidInputError(f"{where}: field {col!r} is not base64") from None
+    if table == "proxy_requests" and isinstance(out.get("headers"), dict):
+        from core.store.headers import storable_headers
+
+        out["headers"] = storable_headers(list(out["headers"].items()))
+    return out
 
 
 def message_from_json(trace_id: str, m: dict[str, Any]) -> Message:

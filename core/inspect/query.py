@@ -7,10 +7,10 @@ hits on other branches are kept with ``row=None``.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 from core.errors import InvalidInputError
+from core.search.query import split_terms
 from core.store.paths import Segment
 from core.store.reader import Reader
 
@@ -49,10 +49,7 @@ class SearchResult:
 
 def parse_query(text: str, **filters: str | None) -> SearchQuery:
     """Parse the search box; explicit ``filters`` (from combo boxes) win over the text."""
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        words = text.split()
+    words = split_terms(text)
     found: dict[str, str] = {}
     rest: list[str] = []
     for w in words:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-State = Literal["stopped", "starting", "running", "error"]
+State = Literal["stopped", "starting", "running", "listening", "error"]
+"""``listening``: a server (the recording proxy) bound and waiting for clients."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class SourceStatus:
     traces_seen: int
     errors: int
     last_error: str = ""
+    calls: int | None = None
+    """Model calls recorded (the proxy); ``None`` where a source does not count them."""
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ from sqlalchemy import select, update
 
 from core.proxy.assemble import Assembled
 from core.proxy.grouping import Conversations, message_key
-from core.proxy.http import Request, storable_headers
+from core.proxy.http import Request
 from core.proxy.messages import request_messages
 from core.records import ContextItem, LlmCall, NewMessage, Trace
 from core.store import Store
 from core.store import schema as t
+from core.store.headers import storable_headers
 from core.store.writer import Writer
 
 TRACE_HEADER = "x-ctxlens-trace"

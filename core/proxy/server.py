@@ -25,19 +25,18 @@ import httpx
 
 from core.proxy.assemble import Assembled, assembly_for
 from core.proxy.http import (
-    HOP_BY_HOP,
     LAST_CHUNK,
     BadRequest,
     Request,
     chunk,
     head_bytes,
-    is_secret_header,
     read_request,
 )
 from core.proxy.messages import family_of
 from core.proxy.recording import TRACE_HEADER, Outcome, Pending, Recorder, scrub
 from core.proxy.tap import HeldTap, ResponseTap
 from core.store import Store
+from core.store.headers import HOP_BY_HOP, is_secret_header
 
 
 @dataclass
@@ -152,9 +151,13 @@ class ProxyServer:
 
     def stop(self) -> None:
         self.request_stop()
+        self.join()
+        self._thread = None
+
+    def join(self, timeout: float = 30.0) -> None:
+        """Wait until the proxy serving on its own thread has stopped."""
         if self._thread is not None:
-            self._thread.join(30)
-            self._thread = None
+            self._thread.join(timeout)
 
     def __enter__(self) -> ProxyServer:
         return self.start()

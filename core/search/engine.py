@@ -1,23 +1,24 @@
 """Run a cross-trace query: trace filters in SQL, message hits from the full-text index.
 
 Order: trace-level filters (source, model, dates, has:compaction, has:error, trace id)
-narrow the traces with one query over ``traces``; message hits come newest first by row id
-(an FTS5 rowid scan or the messages primary key, never a sort of all matches); ``cost`` and
-``tokens`` bounds are judged per trace as hits reach it (priced once each).
+narrow the traces with one query over ``traces``; ``cost`` and ``tokens`` bounds are judged
+for those traces from their usage sums (``core/cost/totals.py``, a few rows per trace);
+message hits come newest first by row id (an FTS5 rowid scan or the messages primary key,
+never a sort of all matches).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
 from sqlalchemy.types import Text as SaText
 
-from core.cost.compute import CostSummary, totals_by_trace
-from core.cost.stored import call_usages
+from core.cost import totals
+from core.cost.compute import CostSummary
 from core.cost.table import PriceTable, load_table
 from core.search.index import catch_up
 from core.search.query import Query
@@ -27,10 +28,8 @@ from core.store.reader import Reader
 from core.store.store import Store
 
 PAGE = 500
-LAZY_BOUNDS_MAX = 32
-"""Up to this many candidate traces, cost/token bounds are judged lazily as hits reach a
-trace; with more, all are judged first in one pass over the calls, so a bound that few or
-no traces meet never scans every hit of the index."""
+Sums = tuple[dict[str, CostSummary], dict[str, int]]
+"""Per trace: its cost and its recorded tokens (``core/cost/totals.py:trace_totals``)."""
 IN_LIST_MAX = 64
 """Up to this many candidate traces go into the SQL as ``trace_id IN (…)``; with more, the
 planner would walk messages by trace and probe the full-text index (seconds at 5M), so the
@@ -50,16 +49,8 @@ class Hit:
     created_at: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "trace_id": self.trace_id,
-            "title": self.title,
-            "source": self.source,
-            "sequence": self.sequence,
-            "role": self.role,
-            "kind": self.kind,
-            "snippet": self.snippet,
-            "created_at": self.created_at,
-        }
+        """``{trace_id, title, source, sequence, role, kind, snippet, created_at}``."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -78,8 +69,9 @@ def search(
     """Every trace of ``store`` searched; at most ``limit`` hits, newest first."""
     start = time.perf_counter()
     indexed = _catch_up(store) if query.words else 0
+    sums = totals.trace_totals(store, table or load_table()) if query.bounds else None
     with store.read() as r:
-        found = list(_hits(r, query, table, limit + 1))
+        found = list(_hits(r, query, sums, limit + 1))
     elapsed = (time.perf_counter() - start) * 1000
     return Results(query, tuple(found[:limit]), len(found) > limit, indexed, elapsed)
 
@@ -89,25 +81,25 @@ def _catch_up(store: Store) -> int:
         return catch_up(w.conn)
 
 
-def _hits(r: Reader, q: Query, table: PriceTable | None, limit: int) -> Iterator[Hit]:
+def _hits(r: Reader, q: Query, sums: Sums | None, limit: int) -> Iterator[Hit]:
     traces = {row.id: row for row in r.conn.execute(_trace_query(q))}
     if not traces:
         return
-    judge = _Bounds(r, q, table)
-    if q.bounds and len(traces) > LAZY_BOUNDS_MAX:
-        kept = judge.passing(list(traces))
+    if q.bounds:
+        assert sums is not None
+        kept = _passing(r, q, sums, list(traces))
         traces = {tid: row for tid, row in traces.items() if tid in kept}
     if not traces:
         return
     if not q.on_messages:
         rows = sorted(traces.values(), key=lambda row: row.created_at, reverse=True)
-        yield from [_trace_hit(row) for row in rows if judge.keeps(row.id)][:limit]
+        yield from [_trace_hit(row) for row in rows][:limit]
         return
     n = 0
-    narrow = (_narrowed(q) or len(judge.memo) > LAZY_BOUNDS_MAX) and len(traces) <= IN_LIST_MAX
+    narrow = (_narrowed(q) or bool(q.bounds)) and len(traces) <= IN_LIST_MAX
     for row in _message_rows(r, q, list(traces) if narrow else None):
         tr = traces.get(row.trace_id)
-        if tr is None or not judge.keeps(row.trace_id):
+        if tr is None:
             continue
         yield Hit(
             tr.id,
@@ -129,33 +121,32 @@ def _narrowed(q: Query) -> bool:
 
 
 def _trace_query(q: Query) -> Select[Any]:
-    tr = t.traces.c
-    conds: list[Any] = []
-    if q.source:
-        conds.append(tr.source == q.source)
-    if q.trace:
-        conds.append(tr.id.startswith(q.trace, autoescape=True))
-    if q.after is not None:
-        conds.append(tr.created_at >= q.after)
-    if q.before is not None:
-        conds.append(tr.created_at < q.before)
-    calls = t.llm_calls.c
-    if q.model:
-        conds.append(
-            exists().where(calls.trace_id == tr.id, calls.model.contains(q.model, autoescape=True))
-        )
-    if "compaction" in q.has:
-        conds.append(exists().where(t.compactions.c.trace_id == tr.id))
-    if "error" in q.has:
-        conds.append(
-            or_(
-                exists().where(calls.trace_id == tr.id, calls.error.is_not(None)),
-                exists().where(
-                    t.audit_log.c.trace_id == tr.id, t.audit_log.c.status.not_in(("ok",))
-                ),
-            )
-        )
+    tr, calls = t.traces.c, t.llm_calls.c
+    conds = _wanted(
+        (q.source, lambda: tr.source == q.source),
+        (q.trace, lambda: tr.id.startswith(q.trace, autoescape=True)),
+        (q.after is not None, lambda: tr.created_at >= q.after),
+        (q.before is not None, lambda: tr.created_at < q.before),
+        (q.model, lambda: exists().where(calls.trace_id == tr.id,
+                                         calls.model.contains(q.model, autoescape=True))),
+        ("compaction" in q.has, lambda: exists().where(t.compactions.c.trace_id == tr.id)),
+        ("error" in q.has, lambda: _has_error(tr.id)),
+    )  # fmt: skip
     return select(tr.id, tr.title, tr.source, tr.created_at).where(and_(True, *conds))
+
+
+def _has_error(trace_id: Any) -> Any:
+    """A call that recorded an error, or a tool call that did not end ``ok``."""
+    calls, audit = t.llm_calls.c, t.audit_log.c
+    return or_(
+        exists().where(calls.trace_id == trace_id, calls.error.is_not(None)),
+        exists().where(audit.trace_id == trace_id, audit.status.not_in(("ok",))),
+    )
+
+
+def _wanted(*checks: tuple[Any, Callable[[], Any]]) -> list[Any]:
+    """The SQL conditions of the filters a query sets (each built only when set)."""
+    return [make() for wanted, make in checks if wanted]
 
 
 def _message_rows(r: Reader, q: Query, trace_ids: list[str] | None) -> Iterator[Any]:
@@ -192,23 +183,23 @@ def _message_rows(r: Reader, q: Query, trace_ids: list[str] | None) -> Iterator[
 
 def _message_filters(q: Query) -> list[Any]:
     m = t.messages.c
-    conds: list[Any] = []
-    if q.role:
-        conds.append(m.role == q.role)
-    if q.kind:
-        conds.append(m.kind == q.kind)
-    if q.goal:
-        conds.append(or_(m.goal_id == q.goal, m.goal_id.startswith(q.goal + ".")))
-    if q.tool:
-        calls = cast(m.tool_calls, SaText)
-        conds.append(
-            or_(
-                m.name == q.tool,
-                calls.contains(f'"name": "{q.tool}"', autoescape=True),
-                calls.contains(f'"name":"{q.tool}"', autoescape=True),
-            )
-        )
-    return conds
+    return _wanted(
+        (q.role, lambda: m.role == q.role),
+        (q.kind, lambda: m.kind == q.kind),
+        (q.goal, lambda: or_(m.goal_id == q.goal, m.goal_id.startswith(f"{q.goal}."))),
+        (q.tool, lambda: _uses_tool(str(q.tool))),
+    )
+
+
+def _uses_tool(tool: str) -> Any:
+    """A tool result of ``tool``, or a message that calls it."""
+    m = t.messages.c
+    calls = cast(m.tool_calls, SaText)
+    return or_(
+        m.name == tool,
+        calls.contains(f'"name": "{tool}"', autoescape=True),
+        calls.contains(f'"name":"{tool}"', autoescape=True),
+    )
 
 
 def fts_query(words: tuple[str, ...]) -> str:
@@ -245,44 +236,18 @@ def _trace_hit(row: Any) -> Hit:
     return Hit(row.id, row.title, row.source, None, None, None, "", row.created_at)
 
 
-class _Bounds:
-    """``cost``/``tokens`` bounds, judged once per trace (memoized) from its recorded calls,
-    as hits reach it: the newest traces are priced first and a query that fills its page
-    early prices only those (each trace's calls are one index range read)."""
+def _passing(r: Reader, q: Query, sums: Sums, trace_ids: list[str]) -> set[str]:
+    """The traces among ``trace_ids`` within the ``cost``/``tokens`` bounds, judged from
+    their usage sums; a trace whose calls record no tokens is judged by its messages'."""
+    costs, tokens = sums
+    tokens = {**tokens, **_message_tokens(r, [tid for tid in trace_ids if not tokens.get(tid)])}
+    return {tid for tid in trace_ids if _within(q, costs.get(tid), tokens.get(tid, 0))}
 
-    def __init__(self, r: Reader, q: Query, table: PriceTable | None) -> None:
-        self.r, self.bounds = r, q.bounds
-        self.table = table or (load_table() if q.bounds else None)
-        self.memo: dict[str, bool] = {}
 
-    def passing(self, trace_ids: list[str]) -> set[str]:
-        """Judge every one of ``trace_ids`` in one pass over all recorded calls."""
-        assert self.table is not None
-        costs, tokens = totals_by_trace(call_usages(self.r), self.table, set(trace_ids))
-        missing = [tid for tid in trace_ids if not tokens.get(tid)]
-        tokens.update(_message_tokens(self.r, missing))
-        for tid in trace_ids:
-            self.memo[tid] = self._within(costs.get(tid), tokens.get(tid, 0))
-        return {tid for tid in trace_ids if self.memo[tid]}
-
-    def keeps(self, trace_id: str) -> bool:
-        if not self.bounds:
-            return True
-        if trace_id not in self.memo:
-            self.memo[trace_id] = self._holds(trace_id)
-        return self.memo[trace_id]
-
-    def _holds(self, trace_id: str) -> bool:
-        assert self.table is not None
-        costs, tokens = totals_by_trace(call_usages(self.r, trace_id), self.table)
-        if not tokens.get(trace_id):
-            tokens.update(_message_tokens(self.r, [trace_id]))
-        return self._within(costs.get(trace_id), tokens.get(trace_id, 0))
-
-    def _within(self, cost: CostSummary | None, tokens: int) -> bool:
-        usd = cost.usd if cost is not None and cost.priced_calls else None
-        values = {"cost": usd, "tokens": float(tokens)}
-        return all(b.holds(values[b.field]) for b in self.bounds)
+def _within(q: Query, cost: CostSummary | None, tokens: int) -> bool:
+    usd = cost.usd if cost is not None and cost.priced_calls else None
+    values = {"cost": usd, "tokens": float(tokens)}
+    return all(b.holds(values[b.field]) for b in q.bounds)
 
 
 def _message_tokens(r: Reader, trace_ids: list[str]) -> dict[str, int]:

@@ -64,12 +64,17 @@ class Query:
         return self == Query()
 
 
+def split_terms(text: str) -> list[str]:
+    """A search box's terms: quoted values keep their spaces; an unclosed quote is text."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def parse(text: str) -> Query:
     """Parse a query; a bad filter is an ``InvalidInputError`` naming it."""
-    try:
-        tokens = shlex.split(text)
-    except ValueError:
-        tokens = text.split()
+    tokens = split_terms(text)
     found: dict[str, object] = {}
     words: list[str] = []
     has: set[str] = set()

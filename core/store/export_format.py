@@ -22,7 +22,18 @@ RECORD_TABLES = (
     "task_protocol_versions",
     "context_ref_snapshots",
     "delegation_grants",
+    "proxy_requests",
 )
 
 #: Tables whose ``id`` is a natural key others refer to (``grants.ref_id``), not a row id.
 NATURAL_IDS = frozenset({"refs"})
+
+
+def binary_columns(table: str) -> frozenset[str]:
+    """The columns of ``table`` that hold bytes (exported as base64 text)."""
+    from sqlalchemy import LargeBinary
+
+    from core.store.schema import metadata
+
+    cols = metadata.tables[table].c
+    return frozenset(c.name for c in cols if isinstance(c.type, LargeBinary))

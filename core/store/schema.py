@@ -8,6 +8,8 @@ two so they never drift.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -119,6 +121,26 @@ llm_calls = Table(
     Column("created_at", Float, nullable=False),
     UniqueConstraint("trace_id", "call_index", name="uq_llm_calls_trace_index"),
 )
+
+# Per-trace sums of the usage its model calls recorded (issue 21), one row per (trace,
+# agent, model, usage shape): a cache of ``llm_calls`` that
+# ``core/cost/totals.py:catch_up`` keeps current (calls are append-only: it folds in the
+# calls past ``upto_call``), so cost and token bounds and the Traces pane read a few rows
+# per trace instead of every call's usage. ``shape`` says which cache counts the calls
+# carry (none: no token counts; plain, read, write, both), because a call with cache
+# reads its model has no cache-read price for is unpriced, not priced at the input rate.
+TOTALS_KEYS = (("agent_name", 128), ("model", 128), ("shape", 8))
+TOTALS_SUMS = ("prompt", "uncached", "cached", "cache_creation", "completion")
+
+
+def _totals_columns() -> list[Column[Any]]:
+    keys = [Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True)]
+    keys += [Column(name, String(n), primary_key=True) for name, n in TOTALS_KEYS]
+    counts = [Column(name, Integer, nullable=False) for name in ("calls", "upto_call")]
+    return keys + counts + [Column(name, BigInteger, nullable=False) for name in TOTALS_SUMS]
+
+
+trace_totals = Table("trace_totals", metadata, *_totals_columns())
 
 compactions = Table(
     "compactions",

@@ -341,7 +341,9 @@ def test_rerun_with_a_smaller_window_opens_the_comparison(
     with Store.open(db) as s, s.read() as r:
         assert r.trace(new).metadata["replay_of"]["settings"] == ["window=8000"]
         compactions = (len(r.compactions(source)), len(r.compactions(new)))
-    assert new in [t.id for t in win.traces.model.records], "the trace browser lists it"
+    listed = lambda: new in [t.id for t in win.traces.model.records]  # noqa: E731
+    qtbot.waitUntil(listed, timeout=10_000)  # the list is read off the UI thread
+    assert listed(), "the trace browser lists it"
 
     view = ui.compare_window
     assert view is not None and view.isVisible()

@@ -1,9 +1,10 @@
 """The Sources pane: where live traces come from, and whether each way in is working.
 
 A table of sources (any ``core/live/source.py:Source``: name, state, address, traces seen,
-errors, the last error as a tooltip), refreshed twice a second; under it the watched
-folders (the tools' own folders, and folders the user added and may remove) and the
-switches for the folder watcher and the OTLP receiver.
+errors, calls recorded, the last error as a tooltip), refreshed twice a second; under it
+the watched folders (the tools' own folders, and folders the user added and may remove)
+and the switches for the folder watcher, the OTLP receiver and the recording proxy (its
+listen address and upstream URL).
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from ui.live import LiveSources
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 
-STATE_COLORS = {"running": "#3f9a54", "error": "#c0392b", "starting": "#b7950b"}
+STATE_COLORS = {
+    "running": "#3f9a54",
+    "listening": "#3f9a54",
+    "error": "#c0392b",
+    "starting": "#b7950b",
+}
 
 SOURCE_COLUMNS: list[Column[SourceStatus]] = [
     Column("Source", lambda s: s.name, tooltip=lambda s: s.last_error or s.address),
@@ -46,8 +52,15 @@ SOURCE_COLUMNS: list[Column[SourceStatus]] = [
         tooltip=lambda s: s.last_error or "no errors",
         color=lambda s: "#c0392b" if s.errors else None,
     ),
+    Column(
+        "Calls",
+        lambda s: "" if s.calls is None else f"{s.calls:,}",
+        align_right=True,
+        tooltip=lambda s: "model calls recorded" if s.calls is not None else "",
+    ),
     Column("Address", lambda s: s.address, tooltip=lambda s: s.address),
 ]
+ADDRESS_COLUMN = len(SOURCE_COLUMNS) - 1
 
 
 class SourcesPane(QWidget):
@@ -61,8 +74,8 @@ class SourcesPane(QWidget):
         self.table = RecordTable(self.model, "Open a store to capture live traces.")
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        for col in (0, 1, 2, 3):
+        header.setSectionResizeMode(ADDRESS_COLUMN, QHeaderView.ResizeMode.Stretch)
+        for col in range(ADDRESS_COLUMN):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMaximumHeight(120)
         self._build_controls()
@@ -74,6 +87,9 @@ class SourcesPane(QWidget):
         layout.addLayout(self._folder_buttons)
         layout.addLayout(self._otlp_row)
         layout.addWidget(self.endpoint)
+        layout.addLayout(self._proxy_row)
+        layout.addWidget(self.proxy_upstream)
+        layout.addWidget(self.proxy_hint)
         self.timer = QTimer(self)
         self.timer.setInterval(500)
         self.timer.timeout.connect(self.refresh)
@@ -112,10 +128,31 @@ class SourcesPane(QWidget):
         self._otlp_row = QHBoxLayout()
         self._otlp_row.addWidget(self.otlp_box)
         self._otlp_row.addWidget(self.otlp_edit, 1)
-        self.endpoint = QLabel("")
-        self.endpoint.setObjectName("otlpEndpoint")
-        self.endpoint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.endpoint.setWordWrap(True)
+        self.endpoint = _note("otlpEndpoint")
+        self._build_proxy()
+
+    def _build_proxy(self) -> None:
+        self.proxy_box = QCheckBox("Proxy on")
+        self.proxy_box.setObjectName("proxyOn")
+        self.proxy_box.setToolTip(
+            "Record every model call an agent makes: point its base URL at the listen address"
+        )
+        self.proxy_box.setChecked(self.live.proxying)
+        self.proxy_box.toggled.connect(self._proxy_toggled)
+        self.proxy_listen = QLineEdit(self.live.proxy_listen)
+        self.proxy_listen.setObjectName("proxyListen")
+        self.proxy_listen.setToolTip("Listen address, HOST:PORT (loopback unless you say)")
+        self.proxy_upstream = QLineEdit(self.live.proxy_upstream)
+        self.proxy_upstream.setObjectName("proxyUpstream")
+        self.proxy_upstream.setPlaceholderText("Upstream URL, e.g. https://api.openai.com/v1")
+        self.proxy_upstream.setToolTip(
+            "Where the proxy forwards requests (OpenAI Chat/Responses, Anthropic Messages)"
+        )
+        self._proxy_row = QHBoxLayout()
+        self._proxy_row.addWidget(self.proxy_box)
+        self._proxy_row.addWidget(self.proxy_listen, 1)
+        self.proxy_hint = _note("proxyEndpoint")
+        self._proxy_edits_enabled()
 
     # -- state --------------------------------------------------------------------------
     def showEvent(self, event: QShowEvent) -> None:
@@ -132,6 +169,14 @@ class SourcesPane(QWidget):
         otlp = next((r for r in rows if r.kind == "otlp" and r.state == "running"), None)
         self.endpoint.setText(f"Exporters send to {otlp.address}" if otlp else "")
         self.endpoint.setVisible(otlp is not None)
+        if self.proxy_box.isChecked() != self.live.proxying:  # a remembered proxy started
+            self.proxy_box.blockSignals(True)
+            self.proxy_box.setChecked(self.live.proxying)
+            self.proxy_box.blockSignals(False)
+            self._proxy_edits_enabled()
+        proxy = next((r for r in rows if r.kind == "proxy"), None)
+        self.proxy_hint.setText(_proxy_hint(proxy, self.live.proxy.url if self.live.proxy else ""))
+        self.proxy_hint.setVisible(proxy is not None)
 
     def _fill_folders(self) -> None:
         self.folder_list.clear()
@@ -169,3 +214,41 @@ class SourcesPane(QWidget):
             self.otlp_box.blockSignals(False)
             self.failed.emit(exc)
         self.otlp_edit.setEnabled(not self.otlp_box.isChecked())
+
+    def _proxy_toggled(self, on: bool) -> None:
+        try:
+            self.live.set_proxy(on, self.proxy_listen.text(), self.proxy_upstream.text())
+        except CtxlensError as exc:
+            self.proxy_box.blockSignals(True)
+            self.proxy_box.setChecked(False)
+            self.proxy_box.blockSignals(False)
+            self.failed.emit(exc)
+        self._proxy_edits_enabled()
+
+    def _proxy_edits_enabled(self) -> None:
+        off = not self.proxy_box.isChecked()
+        self.proxy_listen.setEnabled(off)
+        self.proxy_upstream.setEnabled(off)
+
+
+def _note(name: str) -> QLabel:
+    """A line under a switch that says where to send data (selectable, to copy it)."""
+    label = QLabel("")
+    label.setObjectName(name)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setWordWrap(True)
+    return label
+
+
+def _proxy_hint(status: SourceStatus | None, url: str) -> str:
+    if status is None:
+        return ""
+    if status.state == "listening":
+        calls = status.calls or 0
+        return (
+            f"Agents send to {url} (OpenAI SDKs: …/v1) · "
+            f"{calls:,} call{'' if calls == 1 else 's'} recorded"
+        )
+    if status.state == "error":
+        return f"Proxy not listening: {status.last_error}"
+    return f"Proxy {status.state}"

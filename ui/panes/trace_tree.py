@@ -1,8 +1,9 @@
 """The trace list as a tree: one row per trace, the samples of an Inspect eval under one
 row for the eval; each row's figures come from ``core/inspect/trace_list.py``.
 
-Sorting and the score filter are a ``TraceFilter`` proxy over ``TraceTreeModel``: numbers
-sort as numbers (``SORT_ROLE``), an eval's samples sort among themselves.
+Sorting, the score filter and the filter bar's ``ListFilter`` are a ``TraceFilter`` proxy
+over ``TraceTreeModel``: numbers sort as numbers (``SORT_ROLE``), an eval's samples sort
+among themselves.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardIte
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.cost.compute import format_usd
+from core.inspect.trace_filter import ListFilter
 from core.inspect.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
 
@@ -30,6 +32,8 @@ TRACE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 SCORE_ROLE = Qt.ItemDataRole.UserRole + 3
 SUBTITLE_ROLE = Qt.ItemDataRole.UserRole + 4
+ROW_ROLE = Qt.ItemDataRole.UserRole + 5
+"""The row's ``TraceSummary`` (trace rows only), for the filter bar."""
 #: Inspect's letter grades as numbers (its ``value_to_float``): correct, partial, incorrect.
 GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
@@ -164,6 +168,8 @@ SORTS = [
     ("Most tokens", 4, True),
     ("Most calls", 3, True),
     ("Most expensive", 7, True),
+    ("Cheapest first", 7, False),
+    ("Model", 6, False),
     ("Title", 0, False),
 ]
 
@@ -258,6 +264,7 @@ class TraceTreeModel(QStandardItemModel):
         if isinstance(row, TraceSummary):
             items[0].setData(row.trace.id, TRACE_ID_ROLE)
             items[0].setData(_score(row)[0], SCORE_ROLE)
+            items[0].setData(row, ROW_ROLE)
         else:
             font = items[0].font()
             font.setBold(True)
@@ -266,25 +273,35 @@ class TraceTreeModel(QStandardItemModel):
 
 
 class TraceFilter(QSortFilterProxyModel):
-    """Sorts by ``SORT_ROLE``; with a score chosen, only the samples that have it (and
-    their evals) are shown."""
+    """Sorts by ``SORT_ROLE``; shows the traces that have the chosen score and pass the
+    filter bar's ``ListFilter`` (an eval is shown while one of its samples is)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.setSortRole(SORT_ROLE)
         self.setRecursiveFilteringEnabled(True)
         self.score: str | None = None
+        self.rows = ListFilter()
 
     def set_score(self, score: str | None) -> None:
+        self._refilter(lambda: setattr(self, "score", score))
+
+    def set_rows_filter(self, rows: ListFilter) -> None:
+        self._refilter(lambda: setattr(self, "rows", rows))
+
+    def _refilter(self, change: Callable[[], None]) -> None:
         self.beginFilterChange()
-        self.score = score
+        change()
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if self.score is None:
-            return True
         index = self.sourceModel().index(row, 0, parent)
-        return bool(index.data(SCORE_ROLE) == self.score)
+        if self.score is not None and index.data(SCORE_ROLE) != self.score:
+            return False
+        if not self.rows.active:
+            return True
+        summary = index.data(ROW_ROLE)
+        return isinstance(summary, TraceSummary) and self.rows.matches(summary)
 
 
 class TwoLineDelegate(QStyledItemDelegate):

@@ -1,6 +1,7 @@
 """Trace browser (UI-1): the traces in the open store with what each was (title), its score
 where it is an eval sample, when it started, its model calls and tokens; the samples of an
-Inspect eval grouped under the eval. Newest first; every column sorts; a score filter."""
+Inspect eval grouped under the eval. Newest first; every column sorts; a score filter and a
+filter bar (text, model, date range, cost and tokens at least; remembered in the settings)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.cost.stored import trace_usd
 from core.cost.table import load_table
-from core.inspect.trace_list import group_evals, summaries
+from core.cost.totals import trace_totals, usd_by_trace
+from core.inspect.trace_filter import ListFilter, models_of
+from core.inspect.trace_list import EvalGroup, TraceSummary, group_evals, summaries
+from core.store import Store
+from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
     COLUMNS,
     SORTS,
@@ -31,8 +35,12 @@ from ui.panes.trace_tree import (
     TwoLineDelegate,
 )
 from ui.session import Session
+from ui.settings import AppSettings
+from ui.tasks import TaskRunner
 
 ANY_SCORE = "any score"
+FILTER_KEY = "traces/filter"
+LIST_KEY = "trace-list"
 #: Narrow figure columns, so the title keeps most of the pane (pixels at the default font).
 WIDTHS = {
     "Score": 46,
@@ -56,10 +64,17 @@ class TraceBrowser(QWidget):
     compare_requested = Signal(str, str)
     """Two traces to compare (in store order: the older is A)."""
 
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(
+        self,
+        session: Session,
+        settings: AppSettings | None = None,
+        runner: TaskRunner | None = None,
+    ) -> None:
+        super().__init__()
         self.setObjectName("traceBrowser")
         self.session = session
+        self.settings = settings
+        self.runner = runner
         self.model = TraceTreeModel(self)
         self.proxy = TraceFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -92,14 +107,21 @@ class TraceBrowser(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.sort, 1)
         top.addWidget(self.score_filter, 1)
+        self.filters = TraceFilterBar()
+        self.shown = QLabel("")
+        self.shown.setObjectName("tracesShown")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.where)
         layout.addLayout(top)
+        layout.addWidget(self.filters)
+        layout.addWidget(self.shown)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
         session.store_changed.connect(self.reload)
         session.changed.connect(self._mark_current)
+        self.filters.changed.connect(self._filter_chosen)
+        self.filters.set_filter(ListFilter.from_text(settings.get(FILTER_KEY) if settings else ""))
 
     def _tree(self) -> QTreeView:
         tree = QTreeView()
@@ -143,18 +165,45 @@ class TraceBrowser(QWidget):
         menu.exec(self.table.header().mapToGlobal(at))
 
     def reload(self) -> None:
+        """List the open store's traces: read on the task runner when the pane has one
+        (a large store's figures take a while), then shown on the UI thread."""
         store = self.session.store
         self.where.setText(f"Store: {store.describe()}" if store else "No store open")
-        rows = []
-        if store is not None:
-            with store.read() as r:
-                rows = group_evals(summaries(r, trace_usd(r, load_table())))
+        if store is None or self.runner is None:
+            self._show(load_rows(store) if store is not None else [])
+            return
+        self.runner.submit("Listing traces", lambda _c: load_rows(store), self._show, key=LIST_KEY)
+
+    def _show(self, rows: list[TraceSummary | EvalGroup]) -> None:
+        chosen = self.selected_ids()
         self.model.set_rows(rows)
         if len(self.model.records) <= EXPAND_ROWS:
             self.table.expandAll()
         self._fill_scores()
+        self.filters.set_models(models_of(self._summaries(rows)))
         self.table.setToolTip("" if rows else EMPTY)
+        self._count_shown()
         self._mark_current()
+        if len(chosen) > 1:  # two traces picked to compare stay picked
+            self.select_ids(chosen)
+
+    @staticmethod
+    def _summaries(rows: list[TraceSummary | EvalGroup]) -> list[TraceSummary]:
+        return [s for r in rows for s in (r.samples if isinstance(r, EvalGroup) else (r,))]
+
+    def _filter_chosen(self, f: ListFilter) -> None:
+        self.proxy.set_rows_filter(f)
+        if f.active:
+            self.table.expandAll()
+        if self.settings is not None:
+            self.settings.set(FILTER_KEY, f.to_text())
+        self._count_shown()
+
+    def _count_shown(self) -> None:
+        """ "Showing N of M traces" while a filter hides some."""
+        shown, total = len(self._indexes()), len(self.model.records)
+        self.shown.setText(f"Showing {shown:,} of {total:,} traces")
+        self.shown.setVisible(shown != total)
 
     def _fill_scores(self) -> None:
         current = self.score_filter.currentText()
@@ -174,6 +223,7 @@ class TraceBrowser(QWidget):
         self.proxy.set_score(None if text in ("", ANY_SCORE) else text)
         if self.proxy.score is not None:
             self.table.expandAll()
+        self._count_shown()
 
     # -- rows and selection -------------------------------------------------------------
     def _indexes(self) -> list[QModelIndex]:
@@ -240,3 +290,10 @@ class TraceBrowser(QWidget):
 
 def _order(descending: bool) -> Qt.SortOrder:
     return Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+
+
+def load_rows(store: Store) -> list[TraceSummary | EvalGroup]:
+    """The pane's rows: every trace's figures and cost (its usage sums caught up first)."""
+    costs = usd_by_trace(trace_totals(store, load_table())[0])
+    with store.read() as r:
+        return group_evals(summaries(r, costs))
