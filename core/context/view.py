@@ -41,6 +41,10 @@ class View:
     items: tuple[ContextItem, ...]
     messages: Mapping[int, Message]
     boundary: CompactionEvent | None = None
+    grows: object | None = None
+    """A token for a context that only grows at its end: of two views with the same
+    token, the shorter one's items lead the longer one's (``ContextCache`` makes one per
+    rebuild), so incremental layer state trusts it instead of comparing the items."""
 
     def openai(self) -> list[dict[str, Any]]:
         return [render_item(i, self.messages) for i in self.items]

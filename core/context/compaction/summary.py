@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
+from operator import is_not
+from typing import Any
 
 from core.context.compaction.config import SummaryParams
 from core.context.compaction.contract import contract_facts, contract_problems, render_summary
-from core.context.compaction.facts import extract
+from core.context.compaction.facts import FactFold
 from core.context.compaction.items import kind_of, role_of, total_tokens
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
+from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
-from core.context.compaction.units import last_unit
 from core.context.view import View, render_item
 from core.goals.views import detailed_view
 from core.records import ContextItem
@@ -61,10 +64,19 @@ def looks_like_provider_error(text: str) -> bool:
     return bool(_ERROR_START.match(text)) or (len(text) < 400 and bool(_ERROR_PHRASE.search(text)))
 
 
-def split(view: View) -> tuple[list[int], list[int], list[int]]:
+def split(view: View, state: ContextState | None = None) -> tuple[list[int], list[int], list[int]]:
     """Indexes kept before the summary, summarized, and kept after it (pending calls)."""
-    items, msgs = view.items, view.messages
-    last = last_unit(items, msgs)
+    scan = scan_of(view, state)
+    head, tail = _ends(scan)
+    limit = tail[0] if tail else len(view.items)
+    kept = set(head)
+    return head, [i for i in range(limit) if i not in kept], tail
+
+
+def _ends(scan: Scan) -> tuple[list[int], list[int]]:
+    """The leading system messages and the first user message, and the pending tail."""
+    items, msgs = scan.items, scan.messages
+    last = scan.units[-1] if scan.units else None
     tail = list(range(last.start, last.end)) if last is not None and last.pending else []
     head: list[int] = []
     first_user = False
@@ -83,21 +95,71 @@ def split(view: View) -> tuple[list[int], list[int], list[int]]:
         ):
             head.append(i)
             first_user = True
-    kept = set(head)
-    region = [i for i in range(limit) if i not in kept]
-    return head, region, tail
+    return head, tail
+
+
+class _Region:
+    """The summarized part so far (``items[:hi]`` without the head): its messages as the
+    summarizer reads them, its facts, its first and last sequence."""
+
+    def __init__(self, head: tuple[int, ...]) -> None:
+        self.head = head
+        self.hi = 0
+        self.rendered: list[dict[str, Any]] = []
+        self.facts = FactFold(done_calls=False)
+        self.seqs: list[int] = []
+        """Smallest and largest sequence (empty until one is seen)."""
+        self.size = 0
+
+    def extend_to(self, scan: Scan, hi: int) -> None:
+        items, msgs, head = scan.items, scan.messages, self.head
+        for i in range(self.hi, hi):
+            if i in head:
+                continue
+            item = items[i]
+            self.rendered.append(render_item(item, msgs))
+            self.facts.add(items, msgs, i, i + 1)
+            seq = item.sequence
+            if seq is not None:
+                self.seqs = (
+                    [min(seq, self.seqs[0]), max(seq, self.seqs[1])] if self.seqs else [seq, seq]
+                )
+            self.size += 1
+        self.hi = hi
+
+
+class _SummaryFold:
+    def __init__(self) -> None:
+        self.done = 0
+        self.region: _Region | None = None
+
+    def extend(self, scan: Scan) -> None:
+        pass
+
+    def region_to(self, scan: Scan, head: tuple[int, ...], hi: int) -> _Region:
+        region = self.region
+        if region is None or region.head != head or region.hi > hi:
+            region = self.region = _Region(head)
+        region.extend_to(scan, hi)
+        return region
 
 
 async def summarize(
-    view: View, records: Records, params: SummaryParams, summarizer: Summarizer
+    view: View,
+    records: Records,
+    params: SummaryParams,
+    summarizer: Summarizer,
+    state: ContextState | None = None,
 ) -> SummaryResult:
     items, msgs = view.items, view.messages
-    head, region, tail = split(view)
-    part = tuple(map(items.__getitem__, region))
-    if not any(i.sequence is not None for i in part):
+    scan = scan_of(view, state)
+    head, tail = _ends(scan)
+    limit = tail[0] if tail else len(items)
+    region = scan.fold("summary", _SummaryFold).region_to(scan, tuple(head), limit)
+    if not region.seqs:
         return SummaryResult(None, error="nothing to summarize")
     stages: list[StageRecord] = []
-    rendered = tuple([render_item(i, msgs) for i in part])
+    rendered = tuple(region.rendered)
     tree = detailed_view(records.goals)
     for stage in params.stages:
         req = SummaryRequest(
@@ -112,20 +174,34 @@ async def summarize(
     error = _narrative_problem(narrative, params)
     if error:
         return SummaryResult(None, tuple(stages), error)
-    seqs = [i.sequence for i in part if i.sequence is not None]
-    expected = contract_facts(records, extract(part, msgs, done_calls=False), params.max_refs)
-    content = render_summary(records, expected, narrative, (min(seqs), max(seqs)))
+    expected = contract_facts(records, region.facts.facts(), params.max_refs)
+    content = render_summary(records, expected, narrative, (region.seqs[0], region.seqs[1]))
     problems = contract_problems(content, expected)
     if problems:
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
     block = ContextItem(None, content, "user", "summary")
-    if total_tokens((block,), msgs) >= total_tokens(part, msgs):
+    part_tokens = scan.tokens_in(0, limit) - sum(scan.tokens_in(i, i + 1) for i in head)
+    if total_tokens((block,), msgs) >= part_tokens:
         return SummaryResult(None, tuple(stages), "summary is not smaller than what it replaces")
+    seqs = tuple(_stored(scan.seqs, head, limit))
     new = (*(items[i] for i in head), block, *(items[i] for i in tail))
     result = LayerResult(
-        "summary", new, removed=tuple(seqs), details={"added": 1, "stages": list(params.stages)}
+        "summary", new, removed=seqs, details={"added": 1, "stages": list(params.stages)}
     )
     return SummaryResult(result, tuple(stages), None, content)
+
+
+def _stored(seqs: list[int | None], head: list[int], limit: int) -> list[int]:
+    """The sequences of ``seqs[:limit]`` outside the head (whose indexes are few and lead)."""
+    out: list[int] = []
+    lo = 0
+    for hi in (*head, limit):
+        out += filter(_NOT_NONE, seqs[lo:hi])  # type: ignore[arg-type]
+        lo = hi + 1
+    return out
+
+
+_NOT_NONE = partial(is_not, None)
 
 
 def _narrative_problem(narrative: str, params: SummaryParams) -> str | None:

@@ -35,11 +35,19 @@ class Unit(NamedTuple):
 
 
 def units(items: Sequence[ContextItem], messages: Mapping[int, Message]) -> list[Unit]:
-    out: list[Unit] = []
+    return split_from(items, messages, 0, [])
+
+
+def split_from(
+    items: Sequence[ContextItem], messages: Mapping[int, Message], start: int, out: list[Unit]
+) -> list[Unit]:
+    """Append the units of ``items[start:]`` to ``out`` (``start``: a unit start). Units
+    before the last one of a context never change when items are appended (each ended at
+    an item that is not one of its results), so a grown context re-splits from there."""
     append = out.append
     get = messages.get
     new = tuple.__new__  # Unit(...) goes through a Python-level __new__: 10k calls add up
-    i, n = 0, len(items)
+    i, n = start, len(items)
     while i < n:
         item = items[i]
         seq = item.sequence
