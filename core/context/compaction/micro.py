@@ -58,7 +58,7 @@ def micro(
     fold.replace_upto(cut)
     if not fold.replaced:
         return unchanged(level, items, "older tool results are already compacted")
-    return LayerResult(level, tuple(fold.out), replaced=tuple(fold.replaced))
+    return LayerResult(level, tuple(fold.out), replaced=fold.replaced_tuple())
 
 
 class _MicroFold:
@@ -74,6 +74,7 @@ class _MicroFold:
         self.out: list[ContextItem] = []
         self.msgs: list[Message | None] = []
         self.replaced: list[int] = []
+        self._replaced: tuple[int, ...] = ()
         self.upto = 0
         self.used: dict[str, str] = {}
         """Call id → the tool name a replaced result was given from ``names``."""
@@ -111,6 +112,12 @@ class _MicroFold:
                 out[i] = _shown_as(msg.sequence, text, item.role, item.kind)
                 self.replaced.append(msg.sequence)
         self.upto = max(self.upto, cut)
+
+    def replaced_tuple(self) -> tuple[int, ...]:
+        """``tuple(replaced)``, copied only when it grew (the boundary moves in steps)."""
+        if len(self._replaced) != len(self.replaced):
+            self._replaced = tuple(self.replaced)
+        return self._replaced
 
 
 def _tool(msg: Message, names: dict[str, str]) -> str:

@@ -23,6 +23,7 @@ from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.units import cut_after
 from core.context.view import View
 from core.goals.tool import TOOL_NAME
+from core.goals.tree import GoalTree
 from core.goals.views import compact_view
 from core.records import ContextItem
 
@@ -52,12 +53,11 @@ def snip(
     target = _index_after(head_end, -(-excess // step) * step, body_marks, len(items))
     last = scan.units[-1] if scan.units else None
     cut = min(cut_after(items, msgs, target), last.start if last is not None else 0)
-    removed = fold.sequences(head_end, cut)
-    gone = items[head_end:cut]
-    if not removed and not any(i.sequence is None and not is_snip_placeholder(i) for i in gone):
+    removed, marker = fold.cut(scan, records, head_end, cut, params.max_refs)
+    if not removed and not any(
+        i.sequence is None and not is_snip_placeholder(i) for i in items[head_end:cut]
+    ):
         return unchanged("snip", items, "no safe cut in the middle")
-    text = _placeholder(scan, fold, records, head_end, cut, params.max_refs)
-    marker = ContextItem(None, text, "user", "placeholder")
     return LayerResult(
         "snip", (*items[:head_end], marker, *items[cut:]), removed=removed, details={"added": 1}
     )
@@ -76,6 +76,7 @@ class _SnipFold:
         self.sequence: list[int] = []
         self.facts: tuple[int, int, FactFold] | None = None
         """``(lo, hi, facts of items[lo:hi])``."""
+        self.last: tuple[tuple[int, int, int, GoalTree], tuple[int, ...], ContextItem] | None = None
 
     def extend(self, scan: Scan) -> None:
         items, msgs = scan.items, scan.msgs
@@ -93,6 +94,18 @@ class _SnipFold:
                 and any(c.name == TOOL_NAME for c in msg.tool_calls)
             ):
                 self.goal_calls.append(i)
+
+    def cut(
+        self, scan: Scan, records: Records, lo: int, hi: int, max_refs: int
+    ) -> tuple[tuple[int, ...], ContextItem]:
+        """What a cut of ``items[lo:hi]`` removes and the placeholder that replaces it
+        (the cut moves in steps, so most calls of a growing context ask the same again)."""
+        key = (lo, hi, max_refs, records.goals)
+        if self.last is None or self.last[0] != key:
+            text = _placeholder(scan, self, records, lo, hi, max_refs)
+            marker = ContextItem(None, text, "user", "placeholder")
+            self.last = (key, self.sequences(lo, hi), marker)
+        return self.last[1], self.last[2]
 
     def sequences(self, lo: int, hi: int) -> tuple[int, ...]:
         stored = self.stored

@@ -11,13 +11,17 @@ result then carries the reason and no items, and the context stays as it was.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
-from operator import is_not
 from typing import Any
 
 from core.context.compaction.config import SummaryParams
-from core.context.compaction.contract import contract_facts, contract_problems, render_summary
+from core.context.compaction.contract import (
+    contract_facts,
+    contract_problems,
+    goal_tree_text,
+    render_summary,
+)
 from core.context.compaction.facts import FactFold
 from core.context.compaction.items import kind_of, role_of, total_tokens
 from core.context.compaction.records import Records
@@ -25,9 +29,9 @@ from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
 from core.context.view import View, render_item
-from core.goals.views import detailed_view
-from core.records import ContextItem
+from core.records import ContextItem, Message
 from core.tokens import count_text
+from core.tokens.counter import MESSAGE_OVERHEAD
 
 _ERROR_START = re.compile(
     r"^\s*(?:error\b|\{\s*\"error\"|<html|<!doctype|http/\d|status(?: code)?\s*[45]\d\d)",
@@ -109,23 +113,31 @@ class _Region:
         self.facts = FactFold(done_calls=False)
         self.seqs: list[int] = []
         """Smallest and largest sequence (empty until one is seen)."""
+        self.stored: list[int] = []
+        """Sequences of the stored messages in the region, in order."""
         self.size = 0
 
     def extend_to(self, scan: Scan, hi: int) -> None:
-        items, msgs, head = scan.items, scan.messages, self.head
-        for i in range(self.hi, hi):
-            if i in head:
-                continue
-            item = items[i]
-            self.rendered.append(render_item(item, msgs))
-            self.facts.add(items, msgs, i, i + 1)
-            seq = item.sequence
-            if seq is not None:
-                self.seqs = (
-                    [min(seq, self.seqs[0]), max(seq, self.seqs[1])] if self.seqs else [seq, seq]
-                )
-            self.size += 1
-        self.hi = hi
+        """Fold ``items[self.hi:hi]`` in, skipping the head, one run at a time."""
+        lo = self.hi
+        for h in (*(h for h in self.head if lo <= h < hi), hi):
+            if lo < h:
+                self._add(scan, lo, h)
+            lo = h + 1
+        self.hi = max(self.hi, hi)
+
+    def _add(self, scan: Scan, lo: int, hi: int) -> None:
+        items, msgs = scan.items, scan.messages
+        self.rendered += [render_item(items[i], msgs) for i in range(lo, hi)]
+        self.facts.add(items, msgs, lo, hi)
+        stored = [s for s in scan.seqs[lo:hi] if s is not None]
+        if stored:
+            self.stored += stored
+            low, high = min(stored), max(stored)
+            self.seqs = (
+                [min(low, self.seqs[0]), max(high, self.seqs[1])] if self.seqs else [low, high]
+            )
+        self.size += hi - lo
 
 
 class _SummaryFold:
@@ -160,7 +172,7 @@ async def summarize(
         return SummaryResult(None, error="nothing to summarize")
     stages: list[StageRecord] = []
     rendered = tuple(region.rendered)
-    tree = detailed_view(records.goals)
+    tree = goal_tree_text(records.goals)
     for stage in params.stages:
         req = SummaryRequest(
             stage, rendered, tree, params.max_narrative_tokens, tuple(s.output for s in stages)
@@ -181,9 +193,9 @@ async def summarize(
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
     block = ContextItem(None, content, "user", "summary")
     part_tokens = scan.tokens_in(0, limit) - sum(scan.tokens_in(i, i + 1) for i in head)
-    if total_tokens((block,), msgs) >= part_tokens:
+    if not _smaller(block, part_tokens, msgs):
         return SummaryResult(None, tuple(stages), "summary is not smaller than what it replaces")
-    seqs = tuple(_stored(scan.seqs, head, limit))
+    seqs = tuple(region.stored)
     new = (*(items[i] for i in head), block, *(items[i] for i in tail))
     result = LayerResult(
         "summary", new, removed=seqs, details={"added": 1, "stages": list(params.stages)}
@@ -191,17 +203,12 @@ async def summarize(
     return SummaryResult(result, tuple(stages), None, content)
 
 
-def _stored(seqs: list[int | None], head: list[int], limit: int) -> list[int]:
-    """The sequences of ``seqs[:limit]`` outside the head (whose indexes are few and lead)."""
-    out: list[int] = []
-    lo = 0
-    for hi in (*head, limit):
-        out += filter(_NOT_NONE, seqs[lo:hi])  # type: ignore[arg-type]
-        lo = hi + 1
-    return out
-
-
-_NOT_NONE = partial(is_not, None)
+def _smaller(block: ContextItem, tokens: int, msgs: Mapping[int, Message]) -> bool:
+    """The block has fewer tokens than ``tokens``. A BPE token is at least one byte, so a
+    block with fewer bytes (plus the message overhead) is smaller without counting it."""
+    if MESSAGE_OVERHEAD + len((block.content or "").encode("utf-8")) < tokens:
+        return True
+    return total_tokens((block,), msgs) < tokens
 
 
 def _narrative_problem(narrative: str, params: SummaryParams) -> str | None:
