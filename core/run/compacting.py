@@ -108,17 +108,8 @@ class CompactionSteps(RunnerCore):
         with self.store.write() as w:
             at = self._tip_or_head(w)
             event = w.record_compaction(
-                CompactionEvent(
-                    self.trace_id,
-                    "naive",
-                    at,
-                    removed,
-                    kept,
-                    before,
-                    after,
-                    len(view.items),
-                    len(kept),
-                    trigger="auto",
+                CompactionEvent.between(
+                    self.trace_id, "naive", at, view.items, kept, (before, after), removed=removed
                 )
             )
         self._emit(
@@ -183,16 +174,14 @@ class CompactionSteps(RunnerCore):
 
 def _boundary(trace_id: str, outcome: CompactionOutcome, at: int | None) -> CompactionEvent:
     """A subagent's boundary, anchored at its own last message."""
-    return CompactionEvent(
-        trace_id=trace_id,
-        level=outcome.applied_level,
-        at_sequence=at,
+    return CompactionEvent.between(
+        trace_id,
+        outcome.applied_level,
+        at,
+        outcome.before.items,
+        outcome.items,
+        (outcome.tokens_before, outcome.tokens_after),
         removed=outcome.removed,
-        context_after=tuple(outcome.items),
-        tokens_before=outcome.tokens_before,
-        tokens_after=outcome.tokens_after,
-        messages_before=len(outcome.before.items),
-        messages_after=len(outcome.items),
         trigger=outcome.trigger,
         details={"layers": [layer.level for layer in outcome.layers]},
     )

@@ -25,12 +25,11 @@ from core.context.compaction.files import FileStateCache, restore_files
 from core.context.compaction.goal import compact_goals
 from core.context.compaction.identity import inject_identity
 from core.context.compaction.items import with_items
-from core.context.compaction.micro import micro
+from core.context.compaction.layers import LAYERS
 from core.context.compaction.outcome import CompactionOutcome, Status
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState
-from core.context.compaction.snip import snip
 from core.context.compaction.summarizer import Summarizer
 from core.context.compaction.summary import SummaryResult, summarize
 from core.context.view import View
@@ -200,23 +199,15 @@ class Compactor:
         return [name for name in LEVELS if name not in skip]
 
     async def _layer(self, run: _Run, name: str, records: Records) -> None:
-        cfg = self.config
-        if name == "goal":
-            self._apply(run, compact_goals(run.view, records, state=self.state))
-        elif name == "snip":
-            self._apply(run, snip(run.view, records, cfg.snip, self.state))
-        elif name == "micro":
-            self._apply(run, micro(run.view, cfg.micro, state=self.state))
-        elif name == "aggressive":  # seed B: snip + micro keeping 2 recent results
-            self._apply(run, snip(run.view, records, cfg.snip, self.state))
-            self._apply(run, micro(run.view, cfg.aggressive, "aggressive", self.state))
-        elif name == "identity":
-            self._apply(run, inject_identity(run.view, cfg.identity))
+        apply = LAYERS[name].apply
+        if apply is not None:
+            for res in apply(run.view, records, self.config, self.state):
+                self._apply(run, res)
         elif self.summarizer is None:
             run.error = "summary: no summarizer configured"
         else:
             run.summary = await summarize(
-                run.view, records, cfg.summary, self.summarizer, self.state
+                run.view, records, self.config.summary, self.summarizer, self.state
             )
             if run.summary.result is None:
                 run.error = f"summary: {run.summary.error}"
