@@ -179,35 +179,16 @@ def _layer_times(quick: bool) -> Iterator[dict[str, Any]]:
     steps = 21 if quick else 41
     small, big = _time_layers(small_n, steps), _time_layers(big_n, steps)
     for name, ms in big.warm.items():
-        yield figure(
-            NAME,
-            f"layer_ms/{name} ({big.n} msgs, after one appended unit)",
-            ms,
-            "ms",
-            "<= 20 ms (median)",
-            big.render,
-            met=ms <= 20,
-        )
-        cold = big.cold[name]
-        yield figure(
-            NAME,
-            f"layer_ms_cold/{name} ({big.n} msgs, first pass)",
-            cold,
-            "ms",
-            "<= 60 ms",
-            big.render,
-            met=cold <= 60,
-        )
-        base = small.warm[name]
-        yield figure(
-            NAME,
-            f"layer_scaling/{name} ({big.n} vs {small.n} msgs, warm)",
-            ms,
-            "ms",
-            f"ratio <= 2 (baseline: the same layer at {small.n} msgs)",
-            base,
-            met=ms <= 2 * base,
-        )
+        cold, base = big.cold[name], small.warm[name]
+        rows = (  # figure, value, goal, baseline, met
+            ("layer_ms", "after one appended unit", ms, "<= 20 ms (median)", big.render, ms <= 20),
+            ("layer_ms_cold", "first pass", cold, "<= 60 ms", big.render, cold <= 60),
+            ("layer_scaling", f"vs {small.n} msgs, warm", ms,
+             f"ratio <= 2 (baseline: the same layer at {small.n} msgs)", base, ms <= 2 * base),
+        )  # fmt: skip
+        for fig, what, value, goal, baseline, met in rows:
+            yield figure(NAME, f"{fig}/{name} ({big.n} msgs, {what})", value, "ms", goal,
+                         baseline, met=met)  # fmt: skip
 
 
 # -- retention of planted facts --------------------------------------------------------------
