@@ -17,11 +17,12 @@ from typing import Any
 
 from core.context.view import (
     COMPONENTS,
-    View,
+    Entry,
     component_of,
+    entry_of,
     render_item,
     request_sha256,
-    token_breakdown,
+    tokens_of,
 )
 from core.inspect.budget import Budget, budget_of
 from core.inspect.membership import iter_current, resolve_items
@@ -92,14 +93,8 @@ class ContextReport:
 
 
 def item_tokens(item: ContextItem, msg: Message | None) -> tuple[str, int]:
-    """``(component, tokens)`` of one item, exactly as ``token_breakdown`` counts it:
-    the stored count unless the item overrides the content, which is then counted."""
-    component = component_of(item, msg)
-    if msg is not None and item.content is None:
-        return component, msg.token_count
-    msgs = {item.sequence: msg} if msg is not None and item.sequence is not None else {}
-    total, _by = token_breakdown(View((item,), msgs))
-    return component, total
+    """``(component, tokens)`` of one item, exactly as ``token_breakdown`` counts it."""
+    return component_of(item, msg), tokens_of(item, msg)
 
 
 def build_report(
@@ -139,15 +134,25 @@ def build_report(
 
 
 def _row(index: int, item: ContextItem, msg: Message | None) -> ReportRow:
-    component, tokens = item_tokens(item, msg)
-    role = item.role or (msg.role if msg is not None else "user")
-    kind = item.kind or (msg.kind if msg is not None else "message")
+    return report_row(index, entry_of(item, {msg.sequence: msg} if msg is not None else {}))
+
+
+def report_row(index: int, entry: Entry) -> ReportRow:
+    """One row of the context view (the report and the replay diff show the same rows)."""
+    item, msg = entry.item, entry.message
     if item.content is not None:
         preview = " ".join(item.content[:320].split())[:160]
     else:
         preview = preview_of(msg) if msg is not None else ""
     return ReportRow(
-        index, item.sequence, role, kind, component, tokens, preview, item.content is not None
+        index,
+        item.sequence,
+        entry.role,
+        entry.kind,
+        entry.component,
+        entry.tokens,
+        preview,
+        item.content is not None,
     )
 
 

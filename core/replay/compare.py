@@ -26,8 +26,7 @@ from core.context.view import View, current_items, render_item, resolve, token_b
 from core.cost.stored import trace_cost
 from core.cost.table import load_table
 from core.exporters.ctxlens_json import export_text
-from core.inspect.context_report import ReportRow, item_tokens
-from core.inspect.timeline import preview_of
+from core.inspect.context_report import ReportRow, report_row
 from core.records import ContextItem, Message
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
 from core.replay.refmap import RefRenamer, scope_of
@@ -252,22 +251,7 @@ def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
 
 def _rows(view: View) -> tuple[ReportRow, ...]:
     """Rows as the context view shows them (``core/inspect/context_report.py``)."""
-    out = []
-    for n, item in enumerate(view.items):
-        msg = view.messages.get(item.sequence) if item.sequence is not None else None
-        component, tokens = item_tokens(item, msg)
-        role = item.role or (msg.role if msg is not None else "user")
-        kind = item.kind or (msg.kind if msg is not None else "message")
-        if item.content is not None:
-            preview = " ".join(item.content[:320].split())[:160]
-        else:
-            preview = preview_of(msg) if msg is not None else ""
-        out.append(
-            ReportRow(
-                n, item.sequence, role, kind, component, tokens, preview, item.content is not None
-            )
-        )
-    return tuple(out)
+    return tuple(report_row(n, entry) for n, entry in enumerate(view.entries))
 
 
 def _only(mine: Sequence[str], theirs: Sequence[str]) -> frozenset[int]:

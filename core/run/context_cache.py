@@ -18,12 +18,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from core.context.view import COMPONENTS, NOT_SENT, View, component_of, render_item
+from core.context.view import COMPONENTS, NOT_SENT, View, entry_of, render_item
 from core.records import CompactionEvent, ContextItem, Message
 from core.run.agent_view import agent_view
 from core.store import schema as t
 from core.store.reader import Reader
-from core.tokens import count_message
 
 Stamp = tuple[int | None, int | None]
 
@@ -142,20 +141,14 @@ class ContextCache:
         self.stamp = None
 
     def _add(self, item: ContextItem) -> None:
-        msg = self.messages.get(item.sequence) if item.sequence is not None else None
+        entry = entry_of(item, self.messages)
         rendered = render_item(item, self.messages)
-        if msg is not None and item.content is None:
-            tokens = msg.token_count
-        elif msg is not None:
-            tokens = count_message(msg.role, item.content or "", msg.tool_calls, msg.name).tokens
-        else:
-            tokens = count_message(item.role or "user", item.content or "").tokens
         if self.items:
             self._hash.update(b",")
         self._hash.update(_dump(rendered))
         self.items.append(item)
         self._encode(item)
         self.rendered.append(rendered)
-        self.tokens.append(tokens)
-        self.by_component[component_of(item, msg)] += tokens
-        self.total += tokens
+        self.tokens.append(entry.tokens)
+        self.by_component[entry.component] += entry.tokens
+        self.total += entry.tokens

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.context.compaction.items import visible_text
+from core.context.view import kind_of, role_of
 from core.records import ContextItem, Message, canonical_call
 
 _URL = r"https?://[^\s<>\"'`\]\[(){},]+"
@@ -231,8 +232,7 @@ class FactFold:
         """An item shown with other content, a synthetic item, or a carrier: its text."""
         text = visible_text(item, messages)
         self.refs.update(dict.fromkeys(_refs(text)))
-        kind = item.kind or (msg.kind if msg is not None else "message")
-        role = item.role or (msg.role if msg is not None else "user")
+        kind, role = kind_of(item, msg), role_of(item, msg)
         if kind in CARRIERS or role == "user":
             self.constraints.update(dict.fromkeys(constraints_in(text)))
         if (kind in CARRIERS or role == "tool") and "Failed: " in text:
