@@ -342,6 +342,48 @@ class CompactionEvent:
     created_at: float = 0.0
     id: int | None = None
 
+    @classmethod
+    def between(
+        cls,
+        trace_id: str,
+        level: str,
+        at_sequence: int | None,
+        before: Sequence[ContextItem],
+        after: Sequence[ContextItem],
+        tokens: tuple[int, int],
+        *,
+        removed: tuple[int, ...] | None = None,
+        trigger: str = "auto",
+        summary_sequence: int | None = None,
+        goal_id: str | None = None,
+        details: JSON | None = None,
+        created_at: float = 0.0,
+    ) -> CompactionEvent:
+        """The boundary from the context ``before`` to ``after`` (``tokens``: before and
+        after): the message counts follow from them, and the removed sequences too unless
+        given (those of ``before`` missing from ``after``)."""
+        if removed is None:
+            kept = {i.sequence for i in after if i.sequence is not None}
+            removed = tuple(
+                i.sequence for i in before if i.sequence is not None and i.sequence not in kept
+            )
+        return cls(
+            trace_id=trace_id,
+            level=level,
+            at_sequence=at_sequence,
+            removed=removed,
+            context_after=tuple(after),
+            tokens_before=tokens[0],
+            tokens_after=tokens[1],
+            messages_before=len(before),
+            messages_after=len(after),
+            trigger=trigger,
+            summary_sequence=summary_sequence,
+            goal_id=goal_id,
+            details=details,
+            created_at=created_at,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:

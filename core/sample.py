@@ -221,10 +221,9 @@ def _compact(
         ]
     after_tokens, _ = breakdown(resolve(run.w.read, run.trace.id, keep))
     run.w.record_compaction(
-        CompactionEvent(
-            run.trace.id, level, at, removed, tuple(keep), before_tokens, after_tokens,
-            len(before.items), len(keep), trigger="auto", summary_sequence=summary,
-            goal_id=goal, created_at=run.clock,
+        CompactionEvent.between(
+            run.trace.id, level, at, before.items, keep, (before_tokens, after_tokens),
+            removed=removed, summary_sequence=summary, goal_id=goal, created_at=run.clock,
         )
     )  # fmt: skip
 
@@ -389,7 +388,8 @@ def write_long_trace(
             note = ContextItem(None, f"[{at - 1} earlier messages snipped]", "user", "placeholder")
             keep = (ContextItem(0), note)
             w.record_compaction(
-                CompactionEvent(trace.id, "snip", at, (), keep, 40 * at, 60, at + 1, 2,
-                                created_at=T0 + at)
+                CompactionEvent(trace.id, "snip", at, removed=(), context_after=keep,
+                                tokens_before=40 * at, tokens_after=60, messages_before=at + 1,
+                                messages_after=2, created_at=T0 + at)
             )  # fmt: skip
     return store.trace(trace.id)

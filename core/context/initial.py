@@ -134,16 +134,14 @@ def _insert_system(
     (msg,) = w.append(trace_id, [nm], parent=None, move_head=False)
     before = token_breakdown(resolve(w.read, trace_id, history))[0]
     event = w.record_compaction(
-        CompactionEvent(
-            trace_id=trace_id,
-            level="system_prompt",
-            at_sequence=head,
+        CompactionEvent.between(
+            trace_id,
+            "system_prompt",
+            head,
+            history,
+            (ContextItem(msg.sequence), *history),
+            (before, before + msg.token_count),
             removed=(),
-            context_after=(ContextItem(msg.sequence), *history),
-            tokens_before=before,
-            tokens_after=before + msg.token_count,
-            messages_before=len(history),
-            messages_after=len(history) + 1,
             trigger="initial",
             details={"reason": "history had no system prompt", "source": prompt.source},
         )

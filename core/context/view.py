@@ -13,7 +13,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -43,13 +44,71 @@ class View:
     items: tuple[ContextItem, ...]
     messages: Mapping[int, Message]
     boundary: CompactionEvent | None = None
+    grows: object | None = None
+    """A token for a context that only grows at its end: of two views with the same
+    token, the shorter one's items lead the longer one's (``ContextCache`` makes one per
+    rebuild), so incremental layer state trusts it instead of comparing the items."""
 
     def openai(self) -> list[dict[str, Any]]:
         return [render_item(i, self.messages) for i in self.items]
 
+    @cached_property
+    def entries(self) -> tuple[Entry, ...]:
+        """Each item resolved once against its message (``entry_of``)."""
+        return tuple(entry_of(i, self.messages) for i in self.items)
+
     @property
     def sequences(self) -> list[int]:
         return [i.sequence for i in self.items if i.sequence is not None]
+
+
+class Entry(NamedTuple):
+    """A context item resolved against its message, once: what every consumer asks of it
+    (the context cache, reports, replay, metrics, the layers)."""
+
+    item: ContextItem
+    message: Message | None
+    role: str
+    kind: str
+    content: str
+    tokens: int
+    component: str
+
+
+def entry_of(item: ContextItem, messages: Mapping[int, Message]) -> Entry:
+    msg = messages.get(item.sequence) if item.sequence is not None else None
+    return Entry(
+        item,
+        msg,
+        role_of(item, msg),
+        kind_of(item, msg),
+        item.content if item.content is not None else (msg.content if msg is not None else ""),
+        tokens_of(item, msg),
+        component_of(item, msg),
+    )
+
+
+def role_of(item: ContextItem, msg: Message | None) -> str:
+    """The role the model sees: the item's override, else the message's (``user`` for a
+    synthetic item without one)."""
+    return item.role or (msg.role if msg is not None else "user")
+
+
+def kind_of(item: ContextItem, msg: Message | None) -> str:
+    return item.kind or (msg.kind if msg is not None else "message")
+
+
+def tokens_of(item: ContextItem, msg: Message | None) -> int:
+    """The one token rule: a stored message shown as it is counts its stored tokens; an
+    item that overrides the content counts that content (with the message's role, calls and
+    name); a synthetic item counts its text. Counts are memoized per text."""
+    from core.tokens import count_message
+
+    if msg is not None and item.content is None:
+        return msg.token_count
+    if msg is not None:
+        return count_message(msg.role, item.content or "", msg.tool_calls, msg.name).tokens
+    return count_message(item.role or "user", item.content or "").tokens
 
 
 def render_item(item: ContextItem, messages: Mapping[int, Message]) -> dict[str, Any]:
@@ -171,7 +230,7 @@ def call_view(reader: Reader, call: LlmCall) -> View:
 
 def component_of(item: ContextItem, msg: Message | None) -> str:
     """Which UI-4 component a context item's tokens belong to."""
-    kind = item.kind or (msg.kind if msg is not None else "message")
+    kind = kind_of(item, msg)
     if kind in ("system_prompt", "identity") or (msg is not None and msg.role == "system"):
         return "system"
     if kind in ("injected_context", "task_state", "nudge", "notice", "file_restore"):
@@ -197,21 +256,9 @@ def _is_goal_message(msg: Message) -> bool:
 
 
 def token_breakdown(view: View) -> tuple[int, dict[str, int]]:
-    """Total tokens of a view and the split by component (the parts sum to the total).
-
-    Stored messages use their stored count unless the item overrides the content, in
-    which case the override is counted (memoized, so repeated views cost nothing).
-    """
-    from core.tokens import count_message
-
+    """Total tokens of a view and the split by component (the parts sum to the total),
+    from its entries (``tokens_of``)."""
     by = dict.fromkeys(COMPONENTS, 0)
-    for item in view.items:
-        msg = view.messages.get(item.sequence) if item.sequence is not None else None
-        if msg is not None and item.content is None:
-            n = msg.token_count
-        elif msg is not None:
-            n = count_message(msg.role, item.content or "", msg.tool_calls, msg.name).tokens
-        else:
-            n = count_message(item.role or "user", item.content or "").tokens
-        by[component_of(item, msg)] += n
+    for entry in view.entries:
+        by[entry.component] += entry.tokens
     return sum(by.values()), by

@@ -328,16 +328,14 @@ class TraceBuilder:
         count_after = tokens_after is None
         details = _with_recorded(details, recorded)
         event = self.w.record_compaction(
-            CompactionEvent(
-                trace_id=self.trace_id,
-                level=level,
-                at_sequence=at_sequence,
+            CompactionEvent.between(
+                self.trace_id,
+                level,
+                at_sequence,
+                before,
+                after,
+                (tokens_before, 0 if tokens_after is None else tokens_after),
                 removed=removed,
-                context_after=after,
-                tokens_before=tokens_before,
-                tokens_after=0 if tokens_after is None else tokens_after,
-                messages_before=len(before),
-                messages_after=len(after),
                 trigger=trigger,
                 summary_sequence=summary_sequence,
                 details=details,

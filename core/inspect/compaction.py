@@ -29,6 +29,7 @@ from core.context.compaction import (
 from core.context.compaction.config import GOAL_MODES as GOAL_MODES
 from core.context.compaction.config import is_goal_mode
 from core.context.compaction.items import kind_of, role_of, tokens_of, visible_text
+from core.context.compaction.layers import level_help
 from core.context.view import View
 from core.errors import InvalidInputError
 from core.inspect.timeline import preview_of, squash
@@ -36,19 +37,8 @@ from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
 from core.store.store import Store
 
-LEVEL_HELP = {
-    "goal": "Goal compaction: completed or abandoned goals keep only their goal calls; "
-    "the done result becomes a 'details cleared' marker.",
-    "snip": "Snip: over the message limit, keep the first 3 and the most recent messages "
-    "with a placeholder in between.",
-    "micro": "Micro: old tool results become '[Previous: used <tool>]'; the 8 most recent stay.",
-    "summary": "Summary: system prompt + first user message + a summary that carries "
-    "goal, steps, refs, constraints, pending items and failures.",
-    "aggressive": "Aggressive micro: like micro, but only the 2 most recent tool results stay.",
-    "identity": "Identity: re-inject an identity block when 4 or fewer messages remain.",
-    "auto": "Auto: goal, snip, micro, summary, aggressive in order until the context is under "
-    "the threshold, then identity.",
-}
+#: Help of each level, written from the compaction defaults (the layer registry).
+LEVEL_HELP = level_help()
 
 RETENTION_FIELDS = (
     ("refs", "Refs"),

@@ -214,7 +214,4 @@ def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
 
 def _rows(view: View) -> tuple[ReportRow, ...]:
     """Rows as the context view shows them (``core/inspect/context_report.py``)."""
-    return tuple(
-        report_row(n, item, view.messages.get(item.sequence) if item.sequence is not None else None)
-        for n, item in enumerate(view.items)
-    )
+    return tuple(report_row(n, entry) for n, entry in enumerate(view.entries))

@@ -18,11 +18,12 @@ from typing import Any
 from core.context.budget import Budget, budget_of
 from core.context.view import (
     COMPONENTS,
-    View,
+    Entry,
     component_of,
+    entry_of,
     render_item,
     request_sha256,
-    token_breakdown,
+    tokens_of,
 )
 from core.inspect.membership import iter_current, resolve_items
 from core.inspect.recorded import Recorded, recorded_of, with_unexplained
@@ -92,14 +93,8 @@ class ContextReport:
 
 
 def item_tokens(item: ContextItem, msg: Message | None) -> tuple[str, int]:
-    """``(component, tokens)`` of one item, exactly as ``token_breakdown`` counts it:
-    the stored count unless the item overrides the content, which is then counted."""
-    component = component_of(item, msg)
-    if msg is not None and item.content is None:
-        return component, msg.token_count
-    msgs = {item.sequence: msg} if msg is not None and item.sequence is not None else {}
-    total, _by = token_breakdown(View((item,), msgs))
-    return component, total
+    """``(component, tokens)`` of one item, exactly as ``token_breakdown`` counts it."""
+    return component_of(item, msg), tokens_of(item, msg)
 
 
 def build_report(
@@ -122,7 +117,7 @@ def build_report(
                 raise Cancelled(label)
             if progress is not None:
                 progress(n)
-        row = report_row(n - 1, item, msg)
+        row = _row(n - 1, item, msg)
         by[row.component] += row.tokens
         if len(head) < half:
             head.append(row)
@@ -138,17 +133,26 @@ def build_report(
     return rows, n - len(rows), n, by, digest
 
 
-def report_row(index: int, item: ContextItem, msg: Message | None) -> ReportRow:
-    """One item as the context view lists it (role and kind as the item resolves them)."""
-    component, tokens = item_tokens(item, msg)
-    role = item.role or (msg.role if msg is not None else "user")
-    kind = item.kind or (msg.kind if msg is not None else "message")
+def _row(index: int, item: ContextItem, msg: Message | None) -> ReportRow:
+    return report_row(index, entry_of(item, {msg.sequence: msg} if msg is not None else {}))
+
+
+def report_row(index: int, entry: Entry) -> ReportRow:
+    """One row of the context view (the report and the replay diff show the same rows)."""
+    item, msg = entry.item, entry.message
     if item.content is not None:
         preview = " ".join(item.content[:320].split())[:160]
     else:
         preview = preview_of(msg) if msg is not None else ""
     return ReportRow(
-        index, item.sequence, role, kind, component, tokens, preview, item.content is not None
+        index,
+        item.sequence,
+        entry.role,
+        entry.kind,
+        entry.component,
+        entry.tokens,
+        preview,
+        item.content is not None,
     )
 
 
@@ -293,12 +297,8 @@ def diff_report(
     after_label: str,
 ) -> ContextDiff:
     entered, left, kept = diff_items(before, after)
-    e_rows = [
-        report_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, entered))
-    ]
-    l_rows = [
-        report_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, left))
-    ]
+    e_rows = [_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, entered))]
+    l_rows = [_row(i, it, m) for i, (it, m) in enumerate(resolve_items(reader, trace_id, left))]
     return ContextDiff(
         before_label,
         after_label,

@@ -256,16 +256,14 @@ class GrantLedger:
         head = w.head(trace_id)
         after = View(result.items, view.messages)
         event = w.record_compaction(
-            CompactionEvent(
-                trace_id=trace_id,
-                level="images",
-                at_sequence=head,
+            CompactionEvent.between(
+                trace_id,
+                "images",
+                head,
+                view.items,
+                result.items,
+                (token_breakdown(view)[0], token_breakdown(after)[0]),
                 removed=(),
-                context_after=result.items,
-                tokens_before=token_breakdown(view)[0],
-                tokens_after=token_breakdown(after)[0],
-                messages_before=len(view.items),
-                messages_after=len(result.items),
                 trigger="policy",
                 details={"replaced": list(result.replaced), "keep": keep},
             )

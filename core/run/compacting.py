@@ -112,17 +112,8 @@ class CompactionSteps(RunnerCore):
         with self.store.write() as w:
             at = self._tip_or_head(w)
             event = w.record_compaction(
-                CompactionEvent(
-                    self.trace_id,
-                    "naive",
-                    at,
-                    removed,
-                    kept,
-                    before,
-                    after,
-                    len(view.items),
-                    len(kept),
-                    trigger="auto",
+                CompactionEvent.between(
+                    self.trace_id, "naive", at, view.items, kept, (before, after), removed=removed
                 )
             )
         self._emit(

@@ -18,12 +18,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from core.context.view import COMPONENTS, NOT_SENT, View, component_of, render_item
+from core.context.view import COMPONENTS, NOT_SENT, View, entry_of, render_item
 from core.records import CompactionEvent, ContextItem, Message
 from core.run.agent_view import agent_view
 from core.store import schema as t
 from core.store.reader import Reader
-from core.tokens import count_message
 
 Stamp = tuple[int | None, int | None]
 
@@ -51,6 +50,8 @@ class ContextCache:
         self.encoded: list[Any] = []
         """The items as ``encode_items`` stores them, kept in step (no 10k-item re-encode)."""
         self._hash = hashlib.sha256(b"[")
+        self._grows = object()
+        """Views of this cache until the next rebuild only grow (``View.grows``)."""
 
     # -- reading ----------------------------------------------------------------------------
     def view(self, reader: Reader, tip: int | None) -> View:
@@ -58,7 +59,7 @@ class ContextCache:
         if stamp != self.stamp:
             self._rebuild(reader, tip)
             self.stamp = stamp
-        return View(tuple(self.items), self.messages, self.boundary)
+        return View(tuple(self.items), self.messages, self.boundary, self._grows)
 
     def openai(self) -> list[dict[str, Any]]:
         return list(self.rendered)
@@ -84,12 +85,27 @@ class ContextCache:
 
     def _rebuild(self, reader: Reader, tip: int | None) -> None:
         self.rebuilds += 1
-        self._reset()
         view = agent_view(reader, self.trace_id, tip, self.agent_name)
+        if self._only_appended(view):  # e.g. written by a path that did not call appended
+            for item in view.items[len(self.items) :]:
+                if item.sequence is not None:
+                    self.messages[item.sequence] = view.messages[item.sequence]
+                self._add(item)
+            return
+        self._reset()
         self.messages = dict(view.messages)
         self.boundary = view.boundary
         for item in view.items:
             self._add(item)
+
+    def _only_appended(self, view: View) -> bool:
+        """The store's View extends the cached one (same boundary): the cache, and the
+        views it gave (``View.grows``), stay valid; stored messages never change."""
+        same = (view.boundary.id if view.boundary else None) == (
+            self.boundary.id if self.boundary else None
+        )
+        k = len(self.items)
+        return same and 0 < k <= len(view.items) and view.items[:k] == tuple(self.items)
 
     # -- growing ----------------------------------------------------------------------------
     def appended(self, messages: Iterable[Message], tip: int | None = None) -> None:
@@ -125,20 +141,14 @@ class ContextCache:
         self.stamp = None
 
     def _add(self, item: ContextItem) -> None:
-        msg = self.messages.get(item.sequence) if item.sequence is not None else None
+        entry = entry_of(item, self.messages)
         rendered = render_item(item, self.messages)
-        if msg is not None and item.content is None:
-            tokens = msg.token_count
-        elif msg is not None:
-            tokens = count_message(msg.role, item.content or "", msg.tool_calls, msg.name).tokens
-        else:
-            tokens = count_message(item.role or "user", item.content or "").tokens
         if self.items:
             self._hash.update(b",")
         self._hash.update(_dump(rendered))
         self.items.append(item)
         self._encode(item)
         self.rendered.append(rendered)
-        self.tokens.append(tokens)
-        self.by_component[component_of(item, msg)] += tokens
-        self.total += tokens
+        self.tokens.append(entry.tokens)
+        self.by_component[entry.component] += entry.tokens
+        self.total += entry.tokens

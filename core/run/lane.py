@@ -96,16 +96,14 @@ class SideBranch(MainPath):
 
     def boundary(self, trace_id: str, outcome: CompactionOutcome) -> CompactionEvent | None:
         """A boundary anchored at the branch's own last message."""
-        return CompactionEvent(
-            trace_id=trace_id,
-            level=outcome.applied_level,
-            at_sequence=self.tip,
+        return CompactionEvent.between(
+            trace_id,
+            outcome.applied_level,
+            self.tip,
+            outcome.before.items,
+            outcome.items,
+            (outcome.tokens_before, outcome.tokens_after),
             removed=outcome.removed,
-            context_after=tuple(outcome.items),
-            tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after,
-            messages_before=len(outcome.before.items),
-            messages_after=len(outcome.items),
             trigger=outcome.trigger,
             details={"layers": [layer.level for layer in outcome.layers]},
         )

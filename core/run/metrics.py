@@ -13,13 +13,12 @@ redone tool calls, prefix-cache reuse, cumulative input tokens, compactions by l
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from core.context.view import render_item
+from core.context.view import render_item, tokens_of
 from core.importers.ctxlens_json import message_from_json
 from core.records import ContextItem, Message, MessageKind, canonical_call, decode_items
-from core.tokens import count_message
 
 SYNTHETIC_KINDS: frozenset[MessageKind] = frozenset({"injected_context", "injected_skill"})
 
@@ -109,9 +108,4 @@ def redone_tool_calls(export: Mapping[str, Any], messages: Mapping[int, Message]
 
 
 def _tokens(item: ContextItem, messages: Mapping[int, Message]) -> int:
-    if item.sequence is not None and item.content is None:
-        return messages[item.sequence].token_count
-    msg = messages.get(item.sequence) if item.sequence is not None else None
-    role = item.role or (msg.role if msg else "user")
-    calls: Sequence[Any] = msg.tool_calls if msg else ()
-    return count_message(role, item.content or "", calls).tokens
+    return tokens_of(item, messages.get(item.sequence) if item.sequence is not None else None)

@@ -22,6 +22,7 @@ from core.context.compaction.contract import RESUME, contract_problems
 from core.context.compaction.files import CachedFile, FileStateCache, restore_files
 from core.context.compaction.goal import compact_goals
 from core.context.compaction.identity import inject_identity
+from core.context.compaction.layers import LAYERS, Layer, level_help
 from core.context.compaction.micro import micro
 from core.context.compaction.outcome import CompactionOutcome
 from core.context.compaction.persist import record_outcome
@@ -44,6 +45,7 @@ from core.context.compaction.validity import is_provider_valid, validity_problem
 
 __all__ = [
     "ALL_LEVELS",
+    "LAYERS",
     "LEVELS",
     "RESUME",
     "Budget",
@@ -56,6 +58,7 @@ __all__ = [
     "FileStateCache",
     "GuardParams",
     "IdentityParams",
+    "Layer",
     "LayerResult",
     "MicroParams",
     "Preview",
@@ -75,6 +78,7 @@ __all__ = [
     "dry_run",
     "inject_identity",
     "is_provider_valid",
+    "level_help",
     "load_records",
     "micro",
     "preview",

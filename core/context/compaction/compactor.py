@@ -30,12 +30,12 @@ from core.context.compaction.config import (
 from core.context.compaction.files import FileStateCache, restore_files
 from core.context.compaction.goal import compact_goals
 from core.context.compaction.identity import inject_identity
-from core.context.compaction.items import view_tokens, with_items
-from core.context.compaction.micro import micro
+from core.context.compaction.items import with_items
+from core.context.compaction.layers import LAYERS
 from core.context.compaction.outcome import CompactionOutcome, Status
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
-from core.context.compaction.snip import snip
+from core.context.compaction.scan import ContextState
 from core.context.compaction.summarizer import Summarizer
 from core.context.compaction.summary import SummaryResult, summarize
 from core.context.view import View
@@ -79,7 +79,13 @@ class Compactor:
         self.files = files
         g = self.config.guards
         self.breaker = CircuitBreaker(g.failures_to_open, g.half_open_after_s, clock)
+        self.state = ContextState()
+        """Per-layer state kept across calls: a grown context costs its new items."""
         self._active = False
+
+    def tokens(self, view: View) -> int:
+        """Tokens of ``view`` (from the running sums of its scan)."""
+        return self.state.scan(view).tokens
 
     def budget(self, tokens: int | None = None) -> Budget:
         return Budget(self.config.window, self.config.threshold, tokens)
@@ -89,7 +95,7 @@ class Compactor:
         self, view: View, budget: Budget | None = None, records: Records | None = None
     ) -> CompactionOutcome:
         budget = budget or self.budget()
-        tokens = budget.tokens if budget.tokens is not None else view_tokens(view)
+        tokens = budget.tokens if budget.tokens is not None else self.tokens(view)
         if self._active:
             return self._same(view, "auto", "skipped", "a compaction is already running", tokens)
         if tokens <= budget.limit:
@@ -98,7 +104,7 @@ class Compactor:
             return self._same(view, "auto", "skipped", "circuit breaker open", tokens)
         # layers measure the view; what the provider counts beyond it (tool schemas, its
         # own tokenizer) stays, so the view must get under the limit minus that offset
-        limit = budget.limit - max(0, tokens - view_tokens(view))
+        limit = budget.limit - max(0, tokens - self.tokens(view))
         outcome = await self._guarded(view, "auto", records, limit, "auto", tokens)
         if outcome.compacted and not outcome.errors:
             self.breaker.record_success()
@@ -117,7 +123,7 @@ class Compactor:
         """Manual compaction (the ``compress_context`` tool, the UI, the CLI)."""
         if not is_level_choice(level):
             raise InvalidInputError(f"unknown compaction level {level!r}; use one of {LEVELS}")
-        tokens = view_tokens(view)
+        tokens = self.tokens(view)
         if self._active:
             return self._same(view, level, "skipped", "a compaction is already running", tokens)
         limit = (budget or self.budget()).limit
@@ -131,11 +137,11 @@ class Compactor:
     def on_goal_done(
         self, view: View, goal_id: str, records: Records | None = None
     ) -> CompactionOutcome:
-        tokens = view_tokens(view)
+        tokens = self.tokens(view)
         if self.config.goal_mode != "on_complete":
             return self._same(view, "goal", "not_needed", "goal mode is not on_complete", tokens)
         run = _Run(view, [])
-        self._apply(run, compact_goals(view, records or _records(view), [goal_id]))
+        self._apply(run, compact_goals(view, records or _records(view), [goal_id], self.state))
         return self._finish(view, "goal", "on_complete", tokens, run, None)
 
     # -- the run --------------------------------------------------------------------------
@@ -169,10 +175,10 @@ class Compactor:
         again by a sliver (a death loop the refusal guard would then have to break)."""
         run = _Run(view, [])
         order = self._order() if level == "auto" else [level]
-        start = view_tokens(view)
+        start = self.tokens(view)
         goal = limit * self.config.guards.target if min_reclaim is not None else limit
         for name in order:
-            now = view_tokens(run.view)
+            now = self.tokens(run.view)
             shrunk = (start - now) / start if start else 1.0
             if level == "auto" and now <= goal and shrunk >= (min_reclaim or 0.0):
                 break
@@ -190,31 +196,25 @@ class Compactor:
         """Seed A's ``on_overflow``: finished goals are compacted oldest first, one at a
         time, until the context is under the target (or none is left)."""
         for gid in records.goals.finished_ids():
-            if view_tokens(run.view) <= goal:
+            if self.tokens(run.view) <= goal:
                 return
-            self._apply(run, compact_goals(run.view, records, [gid]))
+            self._apply(run, compact_goals(run.view, records, [gid], self.state))
 
     def _order(self) -> list[str]:
         skip = {"identity"} | ({"goal"} if self.config.goal_mode == "none" else set())
         return [name for name in LEVELS if name not in skip]
 
     async def _layer(self, run: _Run, name: str, records: Records) -> None:
-        cfg = self.config
-        if name == "goal":
-            self._apply(run, compact_goals(run.view, records))
-        elif name == "snip":
-            self._apply(run, snip(run.view, records, cfg.snip))
-        elif name == "micro":
-            self._apply(run, micro(run.view, cfg.micro))
-        elif name == "aggressive":  # seed B: snip + micro keeping 2 recent results
-            self._apply(run, snip(run.view, records, cfg.snip))
-            self._apply(run, micro(run.view, cfg.aggressive, "aggressive"))
-        elif name == "identity":
-            self._apply(run, inject_identity(run.view, cfg.identity))
+        apply = LAYERS[name].apply
+        if apply is not None:
+            for res in apply(run.view, records, self.config, self.state):
+                self._apply(run, res)
         elif self.summarizer is None:
             run.error = "summary: no summarizer configured"
         else:
-            run.summary = await summarize(run.view, records, cfg.summary, self.summarizer)
+            run.summary = await summarize(
+                run.view, records, self.config.summary, self.summarizer, self.state
+            )
             if run.summary.result is None:
                 run.error = f"summary: {run.summary.error}"
             else:
@@ -251,12 +251,12 @@ class Compactor:
         min_reclaim: float | None,
     ) -> CompactionOutcome:
         errors = (run.error,) if run.error else ()
-        after = view_tokens(run.view)
+        after = self.tokens(run.view)
         if not run.layers:
             status: Status = "failed" if errors else "unchanged"
             reason = "; ".join([*errors, *run.notes]) or "no layer changed the context"
             return self._same(view, level, status, reason, tokens, trigger, run, errors)
-        before = view_tokens(view)
+        before = self.tokens(view)
         reclaimed = (before - after) / before if before else 0.0
         if min_reclaim is not None and reclaimed < min_reclaim:
             reason = f"reclaims {reclaimed:.1%} < {min_reclaim:.0%} of {before} tokens"

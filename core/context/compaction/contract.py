@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.context.compaction.facts import Facts
 from core.context.compaction.records import Records
+from core.goals.tree import GoalTree
 from core.goals.views import detailed_view
 
 RESUME = "Continue from where you stopped; do not redo completed steps."
@@ -64,6 +65,19 @@ def contract_facts(records: Records, region: Facts, max_refs: int = 40) -> Contr
     )
 
 
+_TREE: list[tuple[GoalTree, str]] = []
+
+
+def goal_tree_text(tree: GoalTree) -> str:
+    """``detailed_view(tree)``, remembered for the last tree (a summary writes it twice,
+    and every summary of a run's step reads the same records again)."""
+    if _TREE and _TREE[0][0] is tree:
+        return _TREE[0][1]
+    text = detailed_view(tree)
+    _TREE[:] = [(tree, text)]
+    return text
+
+
 def render_summary(
     records: Records, facts: ContractFacts, narrative: str, span: tuple[int, int] | None
 ) -> str:
@@ -79,7 +93,7 @@ def render_summary(
     lines += _section("failures", tuple(failures))
     if records.latest_user and records.latest_user != records.task:
         lines += ["## Latest user request", records.latest_user[:600]]
-    lines += ["## Goal tree", detailed_view(records.goals), "## Narrative", narrative.strip()]
+    lines += ["## Goal tree", goal_tree_text(records.goals), "## Narrative", narrative.strip()]
     lines += ["", RESUME]
     return "\n".join(lines)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.context.compaction.items import visible_text
+from core.context.view import kind_of, role_of
 from core.records import ContextItem, Message, canonical_call
 
 _URL = r"https?://[^\s<>\"'`\]\[(){},]+"
@@ -156,58 +157,90 @@ def extract(
 ) -> Facts:
     """The facts visible in (or carried by) a run of context items (``done_calls=False``:
     without the completed calls, for callers that do not show them)."""
-    refs: list[str] = []
-    constraints: list[str] = []
-    failures: list[Failure] = []
-    done: list[str] = []
-    names: dict[str, str] = {}
-    keys: dict[str, str] = {}
-    get = messages.get
-    memo = _MEMO
-    for item in items:
-        seq = item.sequence
-        msg = get(seq) if seq is not None else None
-        if msg is not None:
-            if msg.tool_calls:
-                keyed = done_calls and msg.kind not in SYNTHETIC_CALLS
-                for call in msg.tool_calls:
-                    names[call.id] = call.name
-                    if keyed:
-                        keys[call.id] = call_key(call.name, call.arguments)
-            if item.content is None and item.role is None and msg.kind not in CARRIERS:
-                hit = memo.get((msg.trace_id, msg.sequence))
-                found, said, failed = (
-                    hit[1] if hit is not None and hit[0] is msg else (message_facts(msg))
-                )
-                if msg.role == "tool":
-                    if failed is not None:
-                        tool = msg.name or names.get(msg.tool_call_id or "", "tool")
-                        failures.append(Failure(tool, failed))
-                    elif msg.tool_call_id is not None and msg.tool_call_id in keys:
-                        done.append(keys[msg.tool_call_id])
-                if found:
-                    refs.extend(found)
-                if said:
-                    constraints.extend(said)
-                continue
-            if msg.role == "tool" and msg.tool_call_id in keys and not is_failure(msg):
-                done.append(keys[msg.tool_call_id])
+    fold = FactFold(done_calls)
+    fold.add(items, messages)
+    return fold.facts()
+
+
+class FactFold:
+    """``extract`` as a left fold: the facts of a run of items, extended item by item, so a
+    run that grows at the end (a context between compactions) costs only its new items.
+    Facts keep first-seen order; calls seen earlier attribute later results."""
+
+    __slots__ = ("constraints", "done", "done_calls", "failures", "keys", "names", "refs")
+
+    def __init__(self, done_calls: bool = True) -> None:
+        self.done_calls = done_calls
+        self.refs: dict[str, None] = {}
+        self.constraints: dict[str, None] = {}
+        self.failures: dict[Failure, None] = {}
+        self.done: dict[str, None] = {}
+        self.names: dict[str, str] = {}
+        self.keys: dict[str, str] = {}
+
+    def facts(self) -> Facts:
+        return Facts(
+            tuple(self.refs), tuple(self.constraints), tuple(self.failures), tuple(self.done)
+        )
+
+    def add(
+        self,
+        items: Sequence[ContextItem],
+        messages: Mapping[int, Message],
+        lo: int = 0,
+        hi: int | None = None,
+    ) -> None:
+        """Fold ``items[lo:hi]`` in."""
+        refs, constraints, failures, done = self.refs, self.constraints, self.failures, self.done
+        names, keys = self.names, self.keys
+        get = messages.get
+        memo = _MEMO
+        for n in range(lo, len(items) if hi is None else hi):
+            item = items[n]
+            seq = item.sequence
+            msg = get(seq) if seq is not None else None
+            if msg is not None:
+                if msg.tool_calls:
+                    keyed = self.done_calls and msg.kind not in SYNTHETIC_CALLS
+                    for call in msg.tool_calls:
+                        names[call.id] = call.name
+                        if keyed:
+                            keys[call.id] = call_key(call.name, call.arguments)
+                if item.content is None and item.role is None and msg.kind not in CARRIERS:
+                    hit = memo.get((msg.trace_id, msg.sequence))
+                    found, said, failed = (
+                        hit[1] if hit is not None and hit[0] is msg else (message_facts(msg))
+                    )
+                    if msg.role == "tool":
+                        if failed is not None:
+                            tool = msg.name or names.get(msg.tool_call_id or "", "tool")
+                            failures[Failure(tool, failed)] = None
+                        elif msg.tool_call_id is not None and msg.tool_call_id in keys:
+                            done[keys[msg.tool_call_id]] = None
+                    if found:
+                        refs.update(dict.fromkeys(found))
+                    if said:
+                        constraints.update(dict.fromkeys(said))
+                    continue
+                if msg.role == "tool" and msg.tool_call_id in keys and not is_failure(msg):
+                    done[keys[msg.tool_call_id]] = None
+            self._add_text(item, msg, messages)
+
+    def _add_text(
+        self, item: ContextItem, msg: Message | None, messages: Mapping[int, Message]
+    ) -> None:
+        """An item shown with other content, a synthetic item, or a carrier: its text."""
         text = visible_text(item, messages)
-        refs.extend(_refs(text))
-        kind = item.kind or (msg.kind if msg is not None else "message")
-        role = item.role or (msg.role if msg is not None else "user")
+        self.refs.update(dict.fromkeys(_refs(text)))
+        kind, role = kind_of(item, msg), role_of(item, msg)
         if kind in CARRIERS or role == "user":
-            constraints.extend(constraints_in(text))
+            self.constraints.update(dict.fromkeys(constraints_in(text)))
         if (kind in CARRIERS or role == "tool") and "Failed: " in text:
-            failures.extend(Failure(t, x) for t, x in FAILED_LINE_RE.findall(text))
+            self.failures.update(
+                dict.fromkeys(Failure(t, x) for t, x in FAILED_LINE_RE.findall(text))
+            )
         if kind in CARRIERS and "Done: " in text:
-            done.extend(DONE_LINE_RE.findall(text))
-    return Facts(
-        tuple(dict.fromkeys(refs)),
-        tuple(dict.fromkeys(constraints)),
-        tuple(dict.fromkeys(failures)),
-        tuple(dict.fromkeys(done)),
-    )
+            self.done.update(dict.fromkeys(DONE_LINE_RE.findall(text)))
 
 
 _MessageFacts = tuple[tuple[str, ...], tuple[str, ...], "str | None"]
@@ -257,15 +290,20 @@ def clear_memos() -> None:
 
 def render(facts: Facts, max_refs: int = 200, done: bool = True) -> list[str]:
     """Fact lines for a placeholder (read back by ``extract``); the most recent
-    ``max_refs`` refs are kept."""
+    ``max_refs`` refs are kept. Callers join them with newlines; lines of one kind come
+    as one newline-joined string (one C-level join, not a string per fact)."""
     lines: list[str] = []
     if facts.refs:
         lines.append("Refs: " + ", ".join(facts.refs[-max_refs:]))
-    lines.extend(f"Constraint: {c}" for c in facts.constraints)
-    lines.extend(f"Failed: {f.tool}: {f.text}" for f in facts.failures)
+    lines += _prefixed("Constraint: ", facts.constraints)
+    lines += _prefixed("Failed: ", [f"{f.tool}: {f.text}" for f in facts.failures])
     if done:
-        lines.extend(f"Done: {d}" for d in facts.done)
+        lines += _prefixed("Done: ", facts.done)
     return lines
+
+
+def _prefixed(prefix: str, texts: Sequence[str]) -> list[str]:
+    return [prefix + ("\n" + prefix).join(texts)] if texts else []
 
 
 def merge(*all_facts: Facts) -> Facts:
@@ -281,4 +319,4 @@ def merge(*all_facts: Facts) -> Facts:
     return Facts(tuple(refs), tuple(constraints), tuple(failures), tuple(done))
 
 
-__all__ = ["Facts", "Failure", "call_key", "extract", "find_refs", "merge", "render"]
+__all__ = ["FactFold", "Facts", "Failure", "call_key", "extract", "find_refs", "merge", "render"]

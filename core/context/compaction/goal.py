@@ -12,15 +12,19 @@ place to go). Messages belong to the goal in focus when they were written (``goa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from dataclasses import replace
 from functools import lru_cache
+from itertools import chain
+from typing import NamedTuple
 
-from core.context.compaction.facts import extract, render
-from core.context.compaction.items import call_arguments, message_of
+from core.context.compaction.facts import FactFold, render
+from core.context.compaction.items import call_arguments
 from core.context.compaction.micro import placeholder
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult, unchanged
-from core.context.compaction.units import Unit, units
+from core.context.compaction.scan import ContextState, Scan, scan_of
+from core.context.compaction.units import Unit
 from core.context.view import View
 from core.goals.tool import TOOL_NAME
 from core.goals.tree import GoalTree
@@ -35,84 +39,221 @@ def marker(goal_id: str, status: str) -> str:
 
 
 def compact_goals(
-    view: View, records: Records, goal_ids: Iterable[str] | None = None
+    view: View,
+    records: Records,
+    goal_ids: Iterable[str] | None = None,
+    state: ContextState | None = None,
 ) -> LayerResult:
     tree = records.goals
     wanted = set(goal_ids) if goal_ids is not None else set(tree.finished_ids())
-    targets = {g.id for g in tree.goals if g.id in wanted and g.finished}
-    items, msgs = view.items, view.messages
-    us = units(items, msgs)
-    finishing = _finishing_results(items, msgs, us, targets)
+    targets = frozenset(g.id for g in tree.goals if g.id in wanted and g.finished)
+    scan = scan_of(view, state)
+    fold = scan.fold("goal", _GoalFold)
+    memo = fold.memo
+    if memo is not None and memo.holds(scan, tree, targets):
+        res, owner = memo.grown(view.items), memo.owner
+    else:
+        res, owner = _compact(scan, fold, tree, set(targets))
+    fold.memo = _GoalMemo(tree, targets, owner, len(view.items), len(scan.units) - 1, res)
+    return res
+
+
+def _compact(
+    scan: Scan, fold: _GoalFold, tree: GoalTree, targets: set[str]
+) -> tuple[LayerResult, dict[str, str]]:
+    items = scan.items
+    last = _unit_info(scan, len(scan.units) - 1, True) if scan.units else None
+    finishing = _finishing(fold, last, targets)
     targets &= set(finishing.values())
     if not targets:
-        return unchanged("goal", items, "no finished goal with its result in the context")
+        return unchanged("goal", items, "no finished goal with its result in the context"), {}
     owner = _owners(tree, targets)
-    kept: list[tuple[tuple[ContextItem, ...], bool]] = []
-    removed: list[int] = []
-    dropped: dict[str, list[ContextItem]] = {g: [] for g in targets}
-    last = len(us) - 1
-    get = msgs.get
-    for n, u in enumerate(us):
-        part = items[u.start : u.end]
-        seq = part[0].sequence
-        lead = get(seq) if seq is not None else None
-        if lead is None:
-            kept.append((part, False))
-            continue
-        calls = lead.tool_calls
-        goal_unit = bool(calls) and any(c.name == TOOL_NAME for c in calls)
-        goal = owner.get(lead.goal_id) if lead.goal_id else None
-        if goal is not None and not goal_unit and _droppable(lead, u, n == last):
-            dropped[goal].extend(part)
-            removed.extend([i.sequence for i in part if i.sequence is not None])
-        else:
-            kept.append((part, goal_unit))
-    final: list[ContextItem] = []
-    replaced: list[int] = []
-    for part, goal_unit in kept:
-        if not goal_unit:
-            final.extend(part)
-            continue
-        for item in part:
-            new = _rewrite(item, msgs, finishing, owner, dropped, tree)
-            if new is not item and item.sequence is not None:
-                replaced.append(item.sequence)
-            final.append(new)
-    if not removed and not replaced:
-        return unchanged("goal", items, "finished goals already compacted")
-    return LayerResult(
+    gone = _dropped_ranges(scan, fold, last, owner)
+    edits = _rewrites(scan, fold, last, finishing, owner, gone, tree)
+    if not gone and not edits:
+        return unchanged("goal", items, "finished goals already compacted"), owner
+    spans = sorted((lo, hi) for ranges in gone.values() for lo, hi in ranges)
+    removed = tuple(chain.from_iterable(scan.seqs[lo:hi] for lo, hi in spans))
+    res = LayerResult(
         "goal",
-        tuple(final),
-        removed=tuple(removed),
-        replaced=tuple(replaced),
+        _assemble(items, spans, edits),
+        removed=removed,  # type: ignore[arg-type]  # units' items are stored messages
+        replaced=tuple(items[i].sequence for i in sorted(edits)),  # type: ignore[misc]
         details={"goals": sorted(targets)},
     )
+    return res, owner
 
 
-def _finishing_results(
-    items: tuple[ContextItem, ...], msgs: Mapping[int, Message], us: list[Unit], targets: set[str]
-) -> dict[int, str]:
+class _GoalMemo(NamedTuple):
+    """The last result of a scan, and what it depended on: a context grown by units that
+    touch no target goal gets the same result plus its new items."""
+
+    tree: GoalTree
+    targets: frozenset[str]
+    owner: dict[str, str]
+    size: int
+    """Items of the context it was computed for."""
+    last: int
+    """Index of that context's last unit (it may have grown since)."""
+    result: LayerResult
+
+    def holds(self, scan: Scan, tree: GoalTree, targets: frozenset[str]) -> bool:
+        if targets != self.targets or not (tree is self.tree or tree == self.tree):
+            return False
+        if self.last < 0 or len(scan.items) < self.size:
+            return False
+        end = len(scan.units) - 1
+        return all(self._neutral(_unit_info(scan, n, n == end)) for n in range(self.last, end + 1))
+
+    def _neutral(self, info: _UnitInfo | None) -> bool:
+        if info is None:
+            return True
+        if info.goal_unit or (info.work_of is not None and info.work_of in self.owner):
+            return False
+        return not any(g in self.targets for _, gids in info.finishers for g in gids)
+
+    def grown(self, items: tuple[ContextItem, ...]) -> LayerResult:
+        res = self.result
+        if not res.changed:
+            return unchanged("goal", items, (res.details or {}).get("skipped", ""))
+        return replace(res, items=res.items + items[self.size :])
+
+
+class _UnitInfo(NamedTuple):
+    unit: Unit
+    goal_unit: bool
+    """The unit makes ``goal`` calls (kept; its results may be rewritten)."""
+    work_of: str | None
+    """The goal whose droppable work this unit is (``None``: it always stays)."""
+    finishers: tuple[tuple[int, tuple[str, ...]], ...]
+    """``(result sequence, goals its call finishes, in call order)``."""
+
+
+def _unit_info(scan: Scan, n: int, last: bool) -> _UnitInfo | None:
+    u = scan.units[n]
+    lead = scan.msgs[u.start]
+    if lead is None:
+        return None
+    calls = lead.tool_calls
+    goal_unit = bool(calls) and any(c.name == TOOL_NAME for c in calls)
+    work = lead.goal_id if lead.goal_id and not goal_unit and _droppable(lead, u, last) else None
+    return _UnitInfo(u, goal_unit, work, _finishers(scan, u, lead) if u.calls else ())
+
+
+def _finishers(scan: Scan, u: Unit, lead: Message) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    by_call: dict[str, list[str]] = {}
+    for call in lead.tool_calls:
+        if call.name == TOOL_NAME:
+            gid = _finished_by(call.arguments, lead.goal_id)
+            if gid is not None:
+                by_call.setdefault(call.id, []).append(gid)
+    if not by_call:
+        return ()
+    out = []
+    for j in range(u.start + 1, u.end):
+        res = scan.msgs[j]
+        if res is not None and res.tool_call_id in by_call:
+            out.append((res.sequence, tuple(by_call[res.tool_call_id])))
+    return tuple(out)
+
+
+class _GoalFold:
+    """Goal compaction so far, over the units that can no longer grow (all but the
+    last): the goal units, each goal's runs of droppable work, the finishing results."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.units = 0
+        self.goal_units: list[_UnitInfo] = []
+        self.work: dict[str, list[list[int]]] = {}
+        """Goal id → runs ``[first, end)`` of its droppable units (unit indexes)."""
+        self.finishers: list[tuple[int, tuple[str, ...]]] = []
+        self.markers: dict[tuple[str, tuple[tuple[int, int], ...]], list[str]] = {}
+        """Fact lines of a marker, by goal and the item ranges that left with it."""
+        self.memo: _GoalMemo | None = None
+
+    def extend(self, scan: Scan) -> None:
+        for n in range(self.units, len(scan.units) - 1):
+            info = _unit_info(scan, n, False)
+            if info is None:
+                continue
+            if info.goal_unit:
+                self.goal_units.append(info)
+            elif info.work_of is not None:
+                runs = self.work.setdefault(info.work_of, [])
+                if runs and runs[-1][1] == n:
+                    runs[-1][1] = n + 1
+                else:
+                    runs.append([n, n + 1])
+            self.finishers.extend(info.finishers)
+        self.units = max(self.units, len(scan.units) - 1)
+
+
+def _finishing(fold: _GoalFold, last: _UnitInfo | None, targets: set[str]) -> dict[int, str]:
     """Sequence of each tool result that finished a target goal → that goal's id."""
     out: dict[int, str] = {}
-    for u in us:
-        if not u.calls:
-            continue
-        lead = message_of(items[u.start], msgs)
-        if lead is None:
-            continue
-        finished = {}
-        for call in lead.tool_calls:
-            if call.name == TOOL_NAME:
-                gid = _finished_by(call.arguments, lead.goal_id)
-                if gid in targets:
-                    finished[call.id] = gid
-        if not finished:
-            continue
-        for item in items[u.start + 1 : u.end]:
-            res = message_of(item, msgs)
-            if res is not None and res.tool_call_id in finished:
-                out[res.sequence] = finished[res.tool_call_id]
+    for seq, gids in (*fold.finishers, *(last.finishers if last else ())):
+        for gid in reversed(gids):
+            if gid in targets:
+                out[seq] = gid
+                break
     return out
+
+
+def _dropped_ranges(
+    scan: Scan, fold: _GoalFold, last: _UnitInfo | None, owner: dict[str, str]
+) -> dict[str, list[tuple[int, int]]]:
+    """Target goal → the item ranges of its (and its subgoals') work, in context order."""
+    us = scan.units
+    out: dict[str, list[tuple[int, int]]] = {}
+    for gid, runs in fold.work.items():
+        target = owner.get(gid)
+        if target is not None:
+            out.setdefault(target, []).extend((us[a].start, us[b - 1].end) for a, b in runs)
+    if last is not None and last.work_of is not None and last.work_of in owner:
+        out.setdefault(owner[last.work_of], []).append((last.unit.start, last.unit.end))
+    for ranges in out.values():
+        ranges.sort()
+    return out
+
+
+def _rewrites(
+    scan: Scan,
+    fold: _GoalFold,
+    last: _UnitInfo | None,
+    finishing: dict[int, str],
+    owner: dict[str, str],
+    gone: dict[str, list[tuple[int, int]]],
+    tree: GoalTree,
+) -> dict[int, ContextItem]:
+    """Index → the new item, for the goal units' results that change."""
+    edits: dict[int, ContextItem] = {}
+    units = [*fold.goal_units, *([last] if last is not None and last.goal_unit else [])]
+    for info in units:
+        for i in range(info.unit.start, info.unit.end):
+            item = scan.items[i]
+            new = _rewrite(item, scan, i, finishing, owner, fold, gone, tree)
+            if new is not item and item.sequence is not None:
+                edits[i] = new
+    return edits
+
+
+def _assemble(
+    items: tuple[ContextItem, ...], spans: list[tuple[int, int]], edits: dict[int, ContextItem]
+) -> tuple[ContextItem, ...]:
+    """``items`` without the ``spans`` and with the ``edits`` (none inside a span)."""
+    out: list[ContextItem] = []
+    pos = 0
+    at = sorted(edits)
+    k = 0
+    for lo, hi in (*spans, (len(items), len(items))):
+        while k < len(at) and at[k] < lo:
+            out += items[pos : at[k]]
+            out.append(edits[at[k]])
+            pos, k = at[k] + 1, k + 1
+        out += items[pos:lo]
+        pos = hi
+    return tuple(out)
 
 
 def _finished_by(arguments: str, focus: str | None) -> str | None:
@@ -161,13 +302,15 @@ def _droppable(lead: Message, u: Unit, last: bool) -> bool:
 
 def _rewrite(
     item: ContextItem,
-    msgs: Mapping[int, Message],
+    scan: Scan,
+    index: int,
     finishing: dict[int, str],
     owner: dict[str, str],
-    dropped: dict[str, list[ContextItem]],
+    fold: _GoalFold,
+    gone: dict[str, list[tuple[int, int]]],
     tree: GoalTree,
 ) -> ContextItem:
-    msg = message_of(item, msgs)
+    msg = scan.msgs[index]
     if msg is None or msg.role != "tool" or item.content is not None:
         return item
     gid = finishing.get(msg.sequence)
@@ -175,10 +318,25 @@ def _rewrite(
         goal = tree.get(gid)
         lines = [marker(gid, goal.status if goal else "completed")]
         # the goal's own done summary states its completion: no per-call Done lines
-        lines += render(extract(dropped.get(gid, ()), msgs, done_calls=False), done=False)
+        lines += _marker_facts(scan, fold, gid, tuple(gone.get(gid, ())))
         return ContextItem(item.sequence, "\n".join(lines), item.role, item.kind)
     if msg.name != TOOL_NAME and msg.goal_id in owner and msg.name is not None:
         text = placeholder(msg.name, msg)  # a parallel non-goal call beside a goal call
         if len(text) < len(msg.content):
             return ContextItem(item.sequence, text, item.role, item.kind)
     return item
+
+
+def _marker_facts(
+    scan: Scan, fold: _GoalFold, gid: str, ranges: tuple[tuple[int, int], ...]
+) -> list[str]:
+    """Fact lines of what left with a goal (memoized: the same ranges of a grown context
+    hold the same items)."""
+    key = (gid, ranges)
+    lines = fold.markers.get(key)
+    if lines is None:
+        facts = FactFold(done_calls=False)
+        for lo, hi in ranges:
+            facts.add(scan.items, scan.messages, lo, hi)
+        lines = fold.markers[key] = render(facts.facts(), done=False)
+    return lines

@@ -12,8 +12,10 @@ from functools import lru_cache
 from typing import Any
 
 from core.context.view import View
+from core.context.view import kind_of as _kind
+from core.context.view import role_of as _role
+from core.context.view import tokens_of as _tokens
 from core.records import ContextItem, Message, ToolCall
-from core.tokens import count_message
 
 
 def message_of(item: ContextItem, messages: Mapping[int, Message]) -> Message | None:
@@ -21,17 +23,11 @@ def message_of(item: ContextItem, messages: Mapping[int, Message]) -> Message | 
 
 
 def role_of(item: ContextItem, messages: Mapping[int, Message]) -> str:
-    if item.role is not None:
-        return item.role
-    msg = message_of(item, messages)
-    return msg.role if msg is not None else "user"
+    return _role(item, message_of(item, messages))
 
 
 def kind_of(item: ContextItem, messages: Mapping[int, Message]) -> str:
-    if item.kind is not None:
-        return item.kind
-    msg = message_of(item, messages)
-    return msg.kind if msg is not None else "message"
+    return _kind(item, message_of(item, messages))
 
 
 def calls_of(item: ContextItem, messages: Mapping[int, Message]) -> tuple[ToolCall, ...]:
@@ -75,12 +71,7 @@ def _arg_strings(arguments: str) -> tuple[str, ...]:
 
 
 def tokens_of(item: ContextItem, messages: Mapping[int, Message]) -> int:
-    msg = message_of(item, messages)
-    if msg is not None and item.content is None:
-        return msg.token_count
-    if msg is not None:
-        return count_message(msg.role, item.content or "", msg.tool_calls, msg.name).tokens
-    return count_message(item.role or "user", item.content or "").tokens
+    return _tokens(item, message_of(item, messages))
 
 
 def total_tokens(items: Iterable[ContextItem], messages: Mapping[int, Message]) -> int:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from core.context.compaction.config import MicroParams
 from core.context.compaction.facts import find_refs, first_line, message_facts
 from core.context.compaction.result import LayerResult, unchanged
+from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.view import View
 from core.records import ContextItem, Message
 
@@ -42,37 +43,81 @@ def _placeholder(tool: str, content: str, failed: bool) -> str:
     return "\n".join(lines)
 
 
-def micro(view: View, params: MicroParams, level: str = "micro") -> LayerResult:
-    items, msgs = view.items, view.messages
-    names: dict[str, str] = {}
-    positions: list[int] = []
-    exempt = set(params.exempt_tools)
-    for i, item in enumerate(items):
-        msg = msgs.get(item.sequence) if item.sequence is not None else None
-        if msg is None:
-            continue
-        for call in msg.tool_calls:
-            names[call.id] = call.name
-        if msg.role == "tool" and _tool(msg, names) not in exempt:
-            positions.append(i)
-    excess = len(positions) - params.keep_recent
-    cut = (excess // max(1, params.step)) * max(1, params.step) if excess > 0 else 0
+def micro(
+    view: View, params: MicroParams, level: str = "micro", state: ContextState | None = None
+) -> LayerResult:
+    items = view.items
+    fold = scan_of(view, state).fold(("micro", params), lambda: _MicroFold(params.exempt_tools))
+    if fold.stale:  # a call id renamed after a result took its name: start over
+        return micro(view, params, level)
+    excess = len(fold.positions) - params.keep_recent
+    step = max(1, params.step)
+    cut = (excess // step) * step if excess > 0 else 0
     if cut <= 0:
         return unchanged(level, items, "no tool result beyond the recent ones")
-    out = list(items)
-    replaced: list[int] = []
-    for i in positions[:cut]:
-        item = items[i]
-        if item.content is not None:
-            continue
-        msg = msgs[item.sequence]  # type: ignore[index]
-        text = placeholder(_tool(msg, names), msg)
-        if len(text) < len(msg.content):
-            out[i] = _shown_as(msg.sequence, text, item.role, item.kind)
-            replaced.append(msg.sequence)
-    if not replaced:
+    fold.replace_upto(cut)
+    if not fold.replaced:
         return unchanged(level, items, "older tool results are already compacted")
-    return LayerResult(level, tuple(out), replaced=tuple(replaced))
+    return LayerResult(level, tuple(fold.out), replaced=fold.replaced_tuple())
+
+
+class _MicroFold:
+    """micro so far: call names, the results it may replace (``positions``), and the
+    output with the first ``upto`` of them replaced. The boundary only moves forward as
+    the context grows, so each result is looked at once."""
+
+    def __init__(self, exempt: tuple[str, ...]) -> None:
+        self.done = 0
+        self.exempt = frozenset(exempt)
+        self.names: dict[str, str] = {}
+        self.positions: list[int] = []
+        self.out: list[ContextItem] = []
+        self.msgs: list[Message | None] = []
+        self.replaced: list[int] = []
+        self._replaced: tuple[int, ...] = ()
+        self.upto = 0
+        self.used: dict[str, str] = {}
+        """Call id → the tool name a replaced result was given from ``names``."""
+        self.stale = False
+
+    def extend(self, scan: Scan) -> None:
+        names, used, exempt = self.names, self.used, self.exempt
+        positions, msgs = self.positions, scan.msgs
+        for i in range(self.done, len(scan.items)):
+            msg = msgs[i]
+            if msg is None:
+                continue
+            for call in msg.tool_calls:
+                if used and used.get(call.id, call.name) != call.name:
+                    self.stale = True
+                names[call.id] = call.name
+            if msg.role == "tool" and _tool(msg, names) not in exempt:
+                positions.append(i)
+        self.out += scan.items[self.done :]
+        self.msgs = msgs
+
+    def replace_upto(self, cut: int) -> None:
+        out, names, msgs = self.out, self.names, self.msgs
+        for i in self.positions[self.upto : cut]:
+            item = out[i]
+            if item.content is not None:
+                continue
+            msg = msgs[i]
+            assert msg is not None
+            tool = _tool(msg, names)
+            if msg.name is None:
+                self.used[msg.tool_call_id or ""] = tool
+            text = placeholder(tool, msg)
+            if len(text) < len(msg.content):
+                out[i] = _shown_as(msg.sequence, text, item.role, item.kind)
+                self.replaced.append(msg.sequence)
+        self.upto = max(self.upto, cut)
+
+    def replaced_tuple(self) -> tuple[int, ...]:
+        """``tuple(replaced)``, copied only when it grew (the boundary moves in steps)."""
+        if len(self._replaced) != len(self.replaced):
+            self._replaced = tuple(self.replaced)
+        return self._replaced
 
 
 def _tool(msg: Message, names: dict[str, str]) -> str:

@@ -43,16 +43,14 @@ def record_outcome(
         summary_seq = _write_summary(w, trace_id, outcome, items[pos], head, focus)
         items[pos] = ContextItem(summary_seq)
         at = summary_seq
-    event = CompactionEvent(
-        trace_id=trace_id,
-        level=outcome.applied_level,
-        at_sequence=at,
+    event = CompactionEvent.between(
+        trace_id,
+        outcome.applied_level,
+        at,
+        outcome.before.items,
+        items,
+        (outcome.tokens_before, outcome.tokens_after),
         removed=outcome.removed,
-        context_after=tuple(items),
-        tokens_before=outcome.tokens_before,
-        tokens_after=outcome.tokens_after,
-        messages_before=len(outcome.before.items),
-        messages_after=len(items),
         trigger=outcome.trigger,
         summary_sequence=summary_seq,
         goal_id=_goal_of(outcome),

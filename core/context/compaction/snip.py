@@ -13,14 +13,17 @@ carrying its facts forward.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from core.context.compaction.config import SnipParams
-from core.context.compaction.facts import extract, render
+from core.context.compaction.facts import FactFold, Facts, render
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult, unchanged
-from core.context.compaction.units import cut_after, last_unit
+from core.context.compaction.scan import ContextState, Scan, scan_of
+from core.context.compaction.units import cut_after
 from core.context.view import View
 from core.goals.tool import TOOL_NAME
+from core.goals.tree import GoalTree
 from core.goals.views import compact_view
 from core.records import ContextItem
 
@@ -31,30 +34,91 @@ def is_snip_placeholder(item: ContextItem) -> bool:
     return item.sequence is None and item.kind == "placeholder"
 
 
-def snip(view: View, records: Records, params: SnipParams) -> LayerResult:
+def snip(
+    view: View, records: Records, params: SnipParams, state: ContextState | None = None
+) -> LayerResult:
     items, msgs = view.items, view.messages
-    marks = [n for n, i in enumerate(items) if i.sequence is None and i.kind == "placeholder"]
+    scan = scan_of(view, state)
+    fold = scan.fold("snip", _SnipFold)
+    marks = fold.marks
     if len(items) - len(marks) <= params.max_messages:
         return unchanged("snip", items, f"at most {params.max_messages} messages")
     head_end = cut_after(items, msgs, params.head_keep)  # the head's last unit stays whole
     tail = min(params.tail_keep, params.max_messages - head_end)
-    body_marks = [n for n in marks if n >= head_end]
+    body_marks = marks[bisect_left(marks, head_end) :]
     excess = len(items) - head_end - len(body_marks) - max(0, tail)
     if excess <= 0:
         return unchanged("snip", items, "the tail is within tail_keep")
     step = max(1, params.step)
     target = _index_after(head_end, -(-excess // step) * step, body_marks, len(items))
-    last = last_unit(items, msgs)
+    last = scan.units[-1] if scan.units else None
     cut = min(cut_after(items, msgs, target), last.start if last is not None else 0)
-    gone = items[head_end:cut]
-    removed = tuple(i.sequence for i in gone if i.sequence is not None)
-    if not removed and not any(i.sequence is None and not is_snip_placeholder(i) for i in gone):
+    removed, marker = fold.cut(scan, records, head_end, cut, params.max_refs)
+    if not removed and not any(
+        i.sequence is None and not is_snip_placeholder(i) for i in items[head_end:cut]
+    ):
         return unchanged("snip", items, "no safe cut in the middle")
-    text = _placeholder(view, records, gone, params.max_refs)
-    marker = ContextItem(None, text, "user", "placeholder")
     return LayerResult(
         "snip", (*items[:head_end], marker, *items[cut:]), removed=removed, details={"added": 1}
     )
+
+
+class _SnipFold:
+    """snip so far: placeholder indexes, items holding goal calls, stored items, and the
+    facts of the run of items after the head (extended as the cut moves forward)."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.marks: list[int] = []
+        self.goal_calls: list[int] = []
+        self.stored: list[int] = []
+        """Indexes of items that show a stored message, and their sequences:"""
+        self.sequence: list[int] = []
+        self.facts: tuple[int, int, FactFold] | None = None
+        """``(lo, hi, facts of items[lo:hi])``."""
+        self.last: tuple[tuple[int, int, int, GoalTree], tuple[int, ...], ContextItem] | None = None
+
+    def extend(self, scan: Scan) -> None:
+        items, msgs = scan.items, scan.msgs
+        for i in range(self.done, len(items)):
+            item, msg = items[i], msgs[i]
+            if item.sequence is None:
+                if item.kind == "placeholder":
+                    self.marks.append(i)
+                continue
+            self.stored.append(i)
+            self.sequence.append(item.sequence)
+            if (
+                msg is not None
+                and msg.tool_calls
+                and any(c.name == TOOL_NAME for c in msg.tool_calls)
+            ):
+                self.goal_calls.append(i)
+
+    def cut(
+        self, scan: Scan, records: Records, lo: int, hi: int, max_refs: int
+    ) -> tuple[tuple[int, ...], ContextItem]:
+        """What a cut of ``items[lo:hi]`` removes and the placeholder that replaces it
+        (the cut moves in steps, so most calls of a growing context ask the same again)."""
+        key = (lo, hi, max_refs, records.goals)
+        if self.last is None or self.last[0] != key:
+            text = _placeholder(scan, self, records, lo, hi, max_refs)
+            marker = ContextItem(None, text, "user", "placeholder")
+            self.last = (key, self.sequences(lo, hi), marker)
+        return self.last[1], self.last[2]
+
+    def sequences(self, lo: int, hi: int) -> tuple[int, ...]:
+        stored = self.stored
+        return tuple(self.sequence[bisect_left(stored, lo) : bisect_left(stored, hi)])
+
+    def facts_of(self, scan: Scan, lo: int, hi: int) -> Facts:
+        got = self.facts
+        if got is None or got[0] != lo or got[1] > hi:
+            got = (lo, lo, FactFold())
+        fold = got[2]
+        fold.add(scan.items, scan.messages, got[1], hi)
+        self.facts = (lo, hi, fold)
+        return fold.facts()
 
 
 def _index_after(start: int, count: int, marks: list[int], size: int) -> int:
@@ -67,20 +131,18 @@ def _index_after(start: int, count: int, marks: list[int], size: int) -> int:
     return min(end, size)
 
 
-def _placeholder(view: View, records: Records, gone: tuple[ContextItem, ...], max_refs: int) -> str:
-    count = 0
-    goal_calls = False
-    for item in gone:
-        if is_snip_placeholder(item):
-            m = _COUNT.match(item.content or "")
-            count += int(m.group(1)) if m else 0
-            goal_calls = goal_calls or "\nGoals:\n" in (item.content or "")
-            continue
-        count += 1
-        if not goal_calls and item.sequence is not None:
-            calls = view.messages[item.sequence].tool_calls
-            goal_calls = bool(calls) and any(c.name == TOOL_NAME for c in calls)
-    facts = extract(gone, view.messages)
+def _placeholder(
+    scan: Scan, fold: _SnipFold, records: Records, lo: int, hi: int, max_refs: int
+) -> str:
+    marks = fold.marks[bisect_left(fold.marks, lo) : bisect_left(fold.marks, hi)]
+    count = hi - lo - len(marks)
+    goal_calls = bisect_left(fold.goal_calls, lo) < bisect_left(fold.goal_calls, hi)
+    for n in marks:
+        content = scan.items[n].content or ""
+        m = _COUNT.match(content)
+        count += int(m.group(1)) if m else 0
+        goal_calls = goal_calls or "\nGoals:\n" in content
+    facts = fold.facts_of(scan, lo, hi)
     lines = [f"[Snipped {count} earlier messages]", *render(facts, max_refs)]
     if goal_calls and records.goals.goals:
         lines += ["Goals:", compact_view(records.goals)]

@@ -11,20 +11,27 @@ result then carries the reason and no items, and the context stays as it was.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from core.context.compaction.config import SummaryParams
-from core.context.compaction.contract import contract_facts, contract_problems, render_summary
-from core.context.compaction.facts import extract
+from core.context.compaction.contract import (
+    contract_facts,
+    contract_problems,
+    goal_tree_text,
+    render_summary,
+)
+from core.context.compaction.facts import FactFold
 from core.context.compaction.items import kind_of, role_of, total_tokens
 from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
+from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
-from core.context.compaction.units import last_unit
 from core.context.view import View, render_item
-from core.goals.views import detailed_view
-from core.records import ContextItem
+from core.records import ContextItem, Message
 from core.tokens import count_text
+from core.tokens.counter import MESSAGE_OVERHEAD
 
 _ERROR_START = re.compile(
     r"^\s*(?:error\b|\{\s*\"error\"|<html|<!doctype|http/\d|status(?: code)?\s*[45]\d\d)",
@@ -71,10 +78,19 @@ def looks_like_provider_error(text: str) -> bool:
     return bool(_ERROR_START.match(text)) or (len(text) < 400 and bool(_ERROR_PHRASE.search(text)))
 
 
-def split(view: View) -> tuple[list[int], list[int], list[int]]:
+def split(view: View, state: ContextState | None = None) -> tuple[list[int], list[int], list[int]]:
     """Indexes kept before the summary, summarized, and kept after it (pending calls)."""
-    items, msgs = view.items, view.messages
-    last = last_unit(items, msgs)
+    scan = scan_of(view, state)
+    head, tail = _ends(scan)
+    limit = tail[0] if tail else len(view.items)
+    kept = set(head)
+    return head, [i for i in range(limit) if i not in kept], tail
+
+
+def _ends(scan: Scan) -> tuple[list[int], list[int]]:
+    """The leading system messages and the first user message, and the pending tail."""
+    items, msgs = scan.items, scan.messages
+    last = scan.units[-1] if scan.units else None
     tail = list(range(last.start, last.end)) if last is not None and last.pending else []
     head: list[int] = []
     first_user = False
@@ -93,22 +109,80 @@ def split(view: View) -> tuple[list[int], list[int], list[int]]:
         ):
             head.append(i)
             first_user = True
-    kept = set(head)
-    region = [i for i in range(limit) if i not in kept]
-    return head, region, tail
+    return head, tail
+
+
+class _Region:
+    """The summarized part so far (``items[:hi]`` without the head): its messages as the
+    summarizer reads them, its facts, its first and last sequence."""
+
+    def __init__(self, head: tuple[int, ...]) -> None:
+        self.head = head
+        self.hi = 0
+        self.rendered: list[dict[str, Any]] = []
+        self.facts = FactFold(done_calls=False)
+        self.seqs: list[int] = []
+        """Smallest and largest sequence (empty until one is seen)."""
+        self.stored: list[int] = []
+        """Sequences of the stored messages in the region, in order."""
+        self.size = 0
+
+    def extend_to(self, scan: Scan, hi: int) -> None:
+        """Fold ``items[self.hi:hi]`` in, skipping the head, one run at a time."""
+        lo = self.hi
+        for h in (*(h for h in self.head if lo <= h < hi), hi):
+            if lo < h:
+                self._add(scan, lo, h)
+            lo = h + 1
+        self.hi = max(self.hi, hi)
+
+    def _add(self, scan: Scan, lo: int, hi: int) -> None:
+        items, msgs = scan.items, scan.messages
+        self.rendered += [render_item(items[i], msgs) for i in range(lo, hi)]
+        self.facts.add(items, msgs, lo, hi)
+        stored = [s for s in scan.seqs[lo:hi] if s is not None]
+        if stored:
+            self.stored += stored
+            low, high = min(stored), max(stored)
+            self.seqs = (
+                [min(low, self.seqs[0]), max(high, self.seqs[1])] if self.seqs else [low, high]
+            )
+        self.size += hi - lo
+
+
+class _SummaryFold:
+    def __init__(self) -> None:
+        self.done = 0
+        self.region: _Region | None = None
+
+    def extend(self, scan: Scan) -> None:
+        pass
+
+    def region_to(self, scan: Scan, head: tuple[int, ...], hi: int) -> _Region:
+        region = self.region
+        if region is None or region.head != head or region.hi > hi:
+            region = self.region = _Region(head)
+        region.extend_to(scan, hi)
+        return region
 
 
 async def summarize(
-    view: View, records: Records, params: SummaryParams, summarizer: Summarizer
+    view: View,
+    records: Records,
+    params: SummaryParams,
+    summarizer: Summarizer,
+    state: ContextState | None = None,
 ) -> SummaryResult:
     items, msgs = view.items, view.messages
-    head, region, tail = split(view)
-    part = tuple(map(items.__getitem__, region))
-    if not any(i.sequence is not None for i in part):
+    scan = scan_of(view, state)
+    head, tail = _ends(scan)
+    limit = tail[0] if tail else len(items)
+    region = scan.fold("summary", _SummaryFold).region_to(scan, tuple(head), limit)
+    if not region.seqs:
         return SummaryResult(None, error="nothing to summarize")
     stages: list[StageRecord] = []
-    rendered = tuple([render_item(i, msgs) for i in part])
-    tree = detailed_view(records.goals)
+    rendered = tuple(region.rendered)
+    tree = goal_tree_text(records.goals)
     for stage in summary_queue(params.stages, records.knowledge):
         notes = tuple(s.output for s in stages)
         if stage == "knowledge_eval":
@@ -123,23 +197,29 @@ async def summarize(
     error = _narrative_problem(narrative, params)
     if error:
         return SummaryResult(None, tuple(stages), error)
-    seqs = [i.sequence for i in part if i.sequence is not None]
-    expected = contract_facts(records, extract(part, msgs, done_calls=False), params.max_refs)
-    content = render_summary(records, expected, narrative, (min(seqs), max(seqs)))
+    expected = contract_facts(records, region.facts.facts(), params.max_refs)
+    content = render_summary(records, expected, narrative, (region.seqs[0], region.seqs[1]))
     problems = contract_problems(content, expected)
     if problems:
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
     block = ContextItem(None, content, "user", "summary")
-    if total_tokens((block,), msgs) >= total_tokens(part, msgs):
+    part_tokens = scan.tokens_in(0, limit) - sum(scan.tokens_in(i, i + 1) for i in head)
+    if not _smaller(block, part_tokens, msgs):
         return SummaryResult(None, tuple(stages), "summary is not smaller than what it replaces")
+    seqs = tuple(region.stored)
     new = (*(items[i] for i in head), block, *(items[i] for i in tail))
     result = LayerResult(
-        "summary",
-        new,
-        removed=tuple(seqs),
-        details={"added": 1, "stages": [s.stage for s in stages]},
+        "summary", new, removed=seqs, details={"added": 1, "stages": [s.stage for s in stages]}
     )
     return SummaryResult(result, tuple(stages), None, content)
+
+
+def _smaller(block: ContextItem, tokens: int, msgs: Mapping[int, Message]) -> bool:
+    """The block has fewer tokens than ``tokens``. A BPE token is at least one byte, so a
+    block with fewer bytes (plus the message overhead) is smaller without counting it."""
+    if MESSAGE_OVERHEAD + len((block.content or "").encode("utf-8")) < tokens:
+        return True
+    return total_tokens((block,), msgs) < tokens
 
 
 def _narrative_problem(narrative: str, params: SummaryParams) -> str | None:

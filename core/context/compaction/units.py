@@ -35,16 +35,22 @@ class Unit(NamedTuple):
 
 
 def units(items: Sequence[ContextItem], messages: Mapping[int, Message]) -> list[Unit]:
-    out: list[Unit] = []
+    return split_from(items, messages, 0, [])
+
+
+def split_from(
+    items: Sequence[ContextItem], messages: Mapping[int, Message], start: int, out: list[Unit]
+) -> list[Unit]:
+    """Append the units of ``items[start:]`` to ``out`` (``start``: a unit start). Units
+    before the last one of a context never change when items are appended (each ended at
+    an item that is not one of its results), so a grown context re-splits from there."""
     append = out.append
     get = messages.get
     new = tuple.__new__  # Unit(...) goes through a Python-level __new__: 10k calls add up
-    i, n = 0, len(items)
+    i, n = start, len(items)
     while i < n:
-        item = items[i]
-        seq = item.sequence
-        msg = get(seq) if seq is not None else None
-        if msg is None or not msg.tool_calls or (item.role or msg.role) != "assistant":
+        msg = _caller(items[i], get)
+        if msg is None:
             append(new(Unit, (i, i + 1, 0, False)))
             i += 1
             continue
@@ -61,15 +67,9 @@ def last_unit(items: Sequence[ContextItem], messages: Mapping[int, Message]) -> 
     if not n:
         return None
     get = messages.get
-    k = n - 1
-    while k > 0 and _is_result(items[k], get):
-        k -= 1
-    item = items[k]
-    msg = get(item.sequence) if item.sequence is not None else None
-    if msg is not None and msg.tool_calls and (item.role or msg.role) == "assistant":
-        j, calls, pending = _answered(items, get, k, msg)
-        if j == n:
-            return Unit(k, n, calls, pending)
+    k, unit = _unit_before(items, get, n - 1)
+    if unit is not None and unit[0] == n:
+        return Unit(k, n, unit[1], unit[2])
     return _single(items, get, n)
 
 
@@ -83,25 +83,35 @@ def cut_after(items: Sequence[ContextItem], messages: Mapping[int, Message], ind
     get = messages.get
     if index <= 0 or not _is_result(items[index], get):
         return max(index, 0)
-    j = index - 1
-    while j > 0 and _is_result(items[j], get):
-        j -= 1
-    lead = items[j]
-    msg = get(lead.sequence) if lead.sequence is not None else None
-    if msg is not None and msg.tool_calls and (lead.role or msg.role) == "assistant":
-        end, _, _ = _answered(items, get, j, msg)
-        if index < end:
-            return end
-    return index
+    _, unit = _unit_before(items, get, index - 1)
+    return unit[0] if unit is not None and index < unit[0] else index
+
+
+def _unit_before(
+    items: Sequence[ContextItem], get: Any, k: int
+) -> tuple[int, tuple[int, int, bool] | None]:
+    """Walking back from ``k`` over tool results: the index of the message before them and,
+    when it makes tool calls, its unit's end, calls and pending flag (``_answered``)."""
+    while k > 0 and _is_result(items[k], get):
+        k -= 1
+    msg = _caller(items[k], get)
+    return k, (_answered(items, get, k, msg) if msg is not None else None)
 
 
 def _single(items: Sequence[ContextItem], get: Any, n: int) -> Unit:
     """The last item as a unit of its own (a result not answering the message before)."""
-    item = items[n - 1]
-    msg = get(item.sequence) if item.sequence is not None else None
-    if msg is None or not msg.tool_calls or (item.role or msg.role) != "assistant":
+    msg = _caller(items[n - 1], get)
+    if msg is None:
         return Unit(n - 1, n)
     return Unit(n - 1, n, len({c.id for c in msg.tool_calls}), pending=True)
+
+
+def _caller(item: ContextItem, get: Any) -> Message | None:
+    """The item's message if it is an assistant message making tool calls (a unit's lead)."""
+    msg = get(item.sequence) if item.sequence is not None else None
+    if msg is None or not msg.tool_calls or (item.role or msg.role) != "assistant":
+        return None
+    return msg  # type: ignore[no-any-return]
 
 
 def _is_result(item: ContextItem, get: Any) -> bool:
