@@ -38,7 +38,7 @@ from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
-from ui.timeline.model import TimelineModel
+from ui.timeline.model import Loading, TimelineModel
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -82,11 +82,16 @@ class TimelineWidget(QWidget):
         self.setObjectName("timeline")
         self.session = session
         self.runner = runner
-        self.model = TimelineModel(self)
+        self.pages = TaskRunner(self, threads=1)
+        """Row pages load here, never queued behind the panes' long reports."""
+        self.model = TimelineModel(self, runner=self.pages)
+        self.model.rows_loaded.connect(self._rows_loaded)
         self.source: PathSource | None = None
         self.result: SearchResult | None = None
         self._hit_cursor = -1
         self._pending_select: int | None = None
+        self._awaiting = False
+        """The selected row's page is loading: announce the row when it arrives."""
         self._build()
         session.changed.connect(self.reload)
 
@@ -385,11 +390,29 @@ class TimelineWidget(QWidget):
     # -- selection ------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self._select_last = False  # the user chose a row (or the last one was selected)
-        record = self.model.row_record(current.row()) if current.isValid() else None
+        self._announce(current)
+
+    def _announce(self, current: QModelIndex) -> None:
+        """Tell the panes which record is selected (once its page has arrived)."""
+        record = self.model.loaded_record(current.row()) if current.isValid() else None
+        self._awaiting = isinstance(record, Loading)
         if isinstance(record, TimelineRow):
             self.message_selected.emit(record.sequence)
         elif isinstance(record, Band):
             self.band_selected.emit(record)
+
+    def _rows_loaded(self, first: int, last: int) -> None:
+        current = self.view.currentIndex()
+        if self._awaiting and current.isValid() and first <= current.row() <= last:
+            self._announce(current)
+
+    @property
+    def loading(self) -> bool:
+        """Row pages are still on their way (screenshots and tests wait for them)."""
+        return self.model.loading
+
+    def shutdown(self) -> None:
+        self.pages.shutdown()
 
     def selected_record(self) -> TimelineRow | Band | None:
         index = self.view.currentIndex()
