@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.timeline)
         self.traces = TraceBrowser(s)
         self.goals = GoalPane(s, r)
-        self.detail = MessageDetailPane(s)
+        self.detail = MessageDetailPane(s, self.runner)
         self.context = ContextPane(s, r)
         self.skills = SkillsPane()
         self.grants = GrantsPane()

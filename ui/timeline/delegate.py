@@ -9,7 +9,7 @@ through the style first and then draws its own content on top.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -19,6 +19,7 @@ from ui.theme import BADGE_COLORS, BAND_COLORS, BAND_DEFAULT, ROLE_COLORS, is_da
 from ui.timeline.model import (
     CursorRole,
     InContextRole,
+    Index,
     LaterRole,
     Loading,
     MatchRole,
@@ -32,17 +33,10 @@ ROLE_LETTER = {"system": "S", "user": "U", "assistant": "A", "tool": "T"}
 
 
 class TimelineDelegate(QStyledItemDelegate):
-    def sizeHint(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         return QSize(400, ROW_HEIGHT)
 
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         record = index.data(RowRole)
         painter.save()
         try:
@@ -99,7 +93,7 @@ class TimelineDelegate(QStyledItemDelegate):
         self,
         p: QPainter,
         option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
+        index: Index,
         row: TimelineRow,
     ) -> None:
         style = option.widget.style() if option.widget else QApplication.style()

@@ -24,6 +24,7 @@ from core.inspect.membership import ContextMembership
 from core.inspect.timeline import TimelineRow, row_of
 from core.store import Store
 from core.store.paths import Segment
+from ui.panes.table_model import read_only_flags
 from ui.plain import plain_tip
 from ui.tasks import TaskRunner
 from ui.timeline.pages import PageCache
@@ -239,6 +240,14 @@ class TimelineModel(QAbstractListModel):
         what, n = self.locate(view_row)
         return self.bands[n] if what == "band" else self.loaded_row(n)
 
+    def cached_path_row(self, sequence: int) -> int | None:
+        """The path row of message ``sequence`` if it is on a page in memory."""
+        for page_no, page in self._pages.items():
+            for offset, row in enumerate(page):
+                if row.sequence == sequence:
+                    return page_no * self.page_size + offset
+        return None
+
     def path_row(self, path_row: int) -> TimelineRow | None:
         """The row, fetched here and now when its page is not cached (blocking: for code
         that needs one row's record; painting uses ``loaded_row``)."""
@@ -358,13 +367,7 @@ class TimelineModel(QAbstractListModel):
         )
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
+        return read_only_flags(index)
 
 
 def _loading_data(role: int) -> Any:

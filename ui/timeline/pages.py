@@ -59,6 +59,10 @@ class PageCache(QObject):
         if page_no in self._queued:
             self._cancel(page_no)
 
+    def items(self) -> list[tuple[int, list[TimelineRow]]]:
+        """The cached pages (number, rows), without touching their recency."""
+        return list(self._pages.items())
+
     def __len__(self) -> int:
         return len(self._pages)
 

@@ -7,6 +7,7 @@ the rows it paints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
@@ -205,7 +206,49 @@ class TimelineWidget(QWidget):
 
     # -- loading --------------------------------------------------------------------------
     def reload(self) -> None:
-        self.view_head(None)
+        """The session changed. The same trace's main path (a run wrote, a compaction was
+        recorded) is refreshed in place: rows are inserted, so the selection and the scroll
+        stay; anything else (another trace, a rewind, a branch shown) loads afresh."""
+        store, src = self.session.store, self.source
+        same = src is not None and src.head is None and src.trace_id == self.session.trace_id
+        if store is None or src is None or not same:
+            self.view_head(None)
+            return
+        self._load_main_path(store, src.trace_id, "refresh timeline", self._refreshed, "timeline")
+
+    def _load_main_path(
+        self,
+        store: Store,
+        trace_id: str,
+        label: str,
+        done: Callable[[PathSource], None],
+        key: str,
+        priority: int = 0,
+    ) -> None:
+        """The trace's main path loaded off the UI thread, handed to ``done``."""
+        load = lambda _c: load_path(store, trace_id, None)  # noqa: E731
+        self.runner.submit(label, load, done, key=key, priority=priority)
+
+    def _refreshed(self, src: PathSource) -> None:
+        if self.source is None or src.trace_id != self.session.trace_id:
+            return
+        follow = self.view.currentIndex().row() == self.model.rowCount() - 1
+        if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
+            self._path_loaded(src)
+            return
+        self.source = src
+        self._fill_branches(src)
+        self._update_status()
+        seq, self._pending_select = self._pending_select, None
+        if seq is not None and seq != self.selected_sequence():  # asked for another one
+            self.select_sequence(seq)
+        elif follow and self.model.length:  # the head was selected: follow it
+            last = self.model.view_row_of(self.model.length - 1)
+            self.select_view_row(last if last is not None else 0)
+        else:  # the message pane was cleared: show it the same message again
+            self._announce(self.view.currentIndex(), bands=False)
+        self._refresh_panes()
+        self.loaded.emit()
 
     def view_head(self, head: int | None) -> None:
         """Show the path to ``head`` (``None``: the trace's main path)."""
@@ -233,14 +276,9 @@ class TimelineWidget(QWidget):
         store, src = self.session.store, self.source
         if store is None or src is None or src.head is not None:
             return
-        trace_id = src.trace_id
-        self.runner.submit(
-            "follow live trace",
-            lambda _c: load_path(store, trace_id, None),
-            self._grown,
-            key="timeline-live",
-            priority=1,  # ahead of the panes' reloads queued by the previous growth
-        )
+        # ahead of the panes' reloads queued by the previous growth
+        self._load_main_path(store, src.trace_id, "follow live trace", self._grown,
+                             "timeline-live", priority=1)  # fmt: skip
 
     def _grown(self, src: PathSource) -> None:
         if self.source is None or src.trace_id != self.source.trace_id or self.source.head:
@@ -392,13 +430,13 @@ class TimelineWidget(QWidget):
         self._select_last = False  # the user chose a row (or the last one was selected)
         self._announce(current)
 
-    def _announce(self, current: QModelIndex) -> None:
+    def _announce(self, current: QModelIndex, bands: bool = True) -> None:
         """Tell the panes which record is selected (once its page has arrived)."""
         record = self.model.loaded_record(current.row()) if current.isValid() else None
         self._awaiting = isinstance(record, Loading)
         if isinstance(record, TimelineRow):
             self.message_selected.emit(record.sequence)
-        elif isinstance(record, Band):
+        elif isinstance(record, Band) and bands:
             self.band_selected.emit(record)
 
     def _rows_loaded(self, first: int, last: int) -> None:
@@ -443,14 +481,16 @@ class TimelineWidget(QWidget):
         if store is None or src is None:
             self._pending_select = sequence
             return False
-        with store.read() as r:
-            rows = r.path_rows(src.trace_id, [sequence], src.segments)
-        if sequence not in rows:
+        path_row = self.model.cached_path_row(sequence)
+        if path_row is None:  # not on a page in memory: one indexed lookup
+            with store.read() as r:
+                path_row = r.path_rows(src.trace_id, [sequence], src.segments).get(sequence)
+        if path_row is None:
             return False
-        view_row = self.model.view_row_of(rows[sequence])
+        view_row = self.model.view_row_of(path_row)
         if view_row is None:
             self.only_matches.setChecked(False)
-            view_row = self.model.view_row_of(rows[sequence])
+            view_row = self.model.view_row_of(path_row)
         if view_row is not None:
             self.select_view_row(view_row)
         return view_row is not None
@@ -529,17 +569,17 @@ class TimelineWidget(QWidget):
         self._clear_search()
 
     def _apply_filter(self) -> None:
-        keep = self.selected_sequence()
+        """Filter to the hits (or not), keeping the selected message when it stays shown:
+        its path row is known from the view, so nothing is read from the store."""
+        current = self.view.currentIndex()
+        what, keep = self.model.locate(current.row()) if current.isValid() else ("", -1)
         if self.only_matches.isChecked() and self.result is not None:
             self.model.set_filter([h.row for h in self.result.on_path if h.row is not None])
         else:
             self.model.set_filter(None)
-        if keep is not None and self.source is not None and self.session.store is not None:
-            with self.session.store.read() as r:
-                rows = r.path_rows(self.source.trace_id, [keep], self.source.segments)
-            view_row = self.model.view_row_of(rows[keep]) if keep in rows else None
-            if view_row is not None:
-                self.select_view_row(view_row)
+        view_row = self.model.view_row_of(keep) if what == "row" else None
+        if view_row is not None:
+            self.select_view_row(view_row)
 
     def step_match(self, delta: int) -> None:
         if self.result is None or not self.result.on_path:
