@@ -77,13 +77,20 @@ def sample_trace(sample_path: Path) -> Trace:
 
 @pytest.fixture
 def window(qtbot: Any, settings: AppSettings, sample_path: Path) -> Any:
+    return shown_window(qtbot, settings, sample_path)
+
+
+def shown_window(
+    qtbot: Any, settings: AppSettings, path: Path, size: tuple[int, int] = (1600, 1000)
+) -> Any:
+    """The real window, shown at ``size`` on the store at ``path``, settled."""
     from ui.main_window import MainWindow
 
     win = MainWindow(settings)
     qtbot.addWidget(win)
-    win.resize(1600, 1000)
+    win.resize(*size)
     win.show()
-    assert win.open_store(sample_path)
+    assert win.open_store(path)
     settle(qtbot, win)
     return win
 

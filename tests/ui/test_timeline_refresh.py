@@ -20,7 +20,7 @@ from core.records import NewMessage
 from core.sample import write_long_trace
 from core.store import Store
 from core.store.reader import Reader
-from tests.ui.conftest import settle
+from tests.ui.conftest import settle, shown_window
 from ui.main_window import MainWindow
 from ui.settings import AppSettings
 from ui.timeline.model import LOADING, RowRole
@@ -31,12 +31,7 @@ def long_window(qtbot: Any, settings: AppSettings, tmp_path: Path) -> MainWindow
     path = tmp_path / "long.db"
     with Store.open(path) as s:
         write_long_trace(s, 3_000, compact_every=1_000)
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    assert win.open_store(path)
-    settle(qtbot, win)
+    win: MainWindow = shown_window(qtbot, settings, path, (1280, 800))
     return win
 
 
