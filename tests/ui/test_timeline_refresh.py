@@ -22,6 +22,7 @@ from core.store import Store
 from core.store.reader import Reader
 from tests.ui.conftest import settle, shown_window
 from ui.main_window import MainWindow
+from ui.replay import playback
 from ui.settings import AppSettings
 from ui.timeline.model import LOADING, RowRole
 
@@ -129,3 +130,39 @@ def test_the_context_pane_labels_calls_off_the_ui_thread(
     qtbot.waitUntil(lambda: bool(released) and pane.calls.count() == count, timeout=20_000)
     settle(qtbot, window)
     assert all(released), "llm_calls waited for the UI thread's timer"
+
+
+def test_the_message_pane_reads_off_the_ui_thread(
+    long_window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _gate, released, open_gate = _gated(monkeypatch, "message")
+    open_gate()
+    # a row on a page in memory (the head's): the pane is asked at once, timer pending
+    assert long_window.timeline.select_sequence(2_990)
+    qtbot.waitUntil(
+        lambda: (
+            long_window.detail.detail is not None
+            and long_window.detail.detail.message.sequence == 2_990
+        ),
+        timeout=20_000,
+    )
+    assert released and all(released), "Reader.message waited for the UI thread's timer"
+
+
+def test_a_long_trace_is_indexed_for_playback_when_asked(
+    qtbot: Any, settings: AppSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(playback, "AUTO_INDEX_ROWS", 1_000)
+    path = tmp_path / "long.db"
+    with Store.open(path) as s:
+        write_long_trace(s, 3_000, compact_every=1_000)
+    win: MainWindow = shown_window(qtbot, settings, path, (1280, 800))
+    pb, bar = win.replay.playback, win.replay.bar
+    assert pb.frames is None, "not indexed on load"
+    assert "3,000 messages" in bar.label.text() and "Index its calls" in bar.label.text()
+    assert not bar.slider.isEnabled()
+    bar.label.linkActivated.emit("index")
+    qtbot.waitUntil(lambda: pb.frames is not None, timeout=60_000)
+    assert pb.frames is not None and len(pb.frames.stops) == 1_500  # one per assistant reply
+    assert bar.slider.isEnabled() and bar.slider.maximum() == 1_499
+    settle(qtbot, win)
