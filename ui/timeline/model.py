@@ -41,7 +41,8 @@ CursorRole = Qt.ItemDataRole.UserRole + 6
 
 Index = QModelIndex | QPersistentModelIndex
 FETCH_CHUNK = 32
-"""Rows read and built between two hand-backs of the GIL (``TimelineModel._fetch``)."""
+"""Rows read and built between two hand-backs of the GIL (``fetch_page``)."""
+PAGE_SIZE = 256
 
 
 class Loading:
@@ -61,7 +62,7 @@ class TimelineModel(QAbstractListModel):
     def __init__(
         self,
         parent: Any = None,
-        page_size: int = 256,
+        page_size: int = PAGE_SIZE,
         max_pages: int = 48,
         runner: TaskRunner | None = None,
     ) -> None:
@@ -264,24 +265,15 @@ class TimelineModel(QAbstractListModel):
         return page[offset] if offset < len(page) else None
 
     def _fetch(self, page_no: int) -> list[TimelineRow]:
-        """One page's rows (on a worker thread when the model has a runner), read in small
-        chunks that each hand the GIL back: decoding holds it, and the UI thread, which
-        takes it again after every Qt call, would otherwise wait up to the interpreter's
-        switch interval (5 ms) each time — a convoy of a few hundred ms per frame."""
-        store, trace_id, segments = self.store, self.trace_id, self.segments
-        forks = self.forks
-        assert store is not None and trace_id is not None
-        out: list[TimelineRow] = []
-        start = page_no * self.page_size
-        with store.read() as r:
-            for offset in range(start, start + self.page_size, FETCH_CHUNK):
-                size = min(FETCH_CHUNK, start + self.page_size - offset)
-                msgs = r.main_path_page(trace_id, offset, size, segments=segments)
-                out.extend(row_of(m, forks.get(m.sequence, ())) for m in msgs)
-                time.sleep(0)
-                if len(msgs) < size:
-                    break
-        return out
+        """One page's rows (on a worker thread when the model has a runner)."""
+        assert self.store is not None and self.trace_id is not None
+        return fetch_page(
+            self.store, self.trace_id, self.segments, self.forks, page_no, self.page_size
+        )
+
+    def seed(self, page_no: int, rows: list[TimelineRow]) -> None:
+        """A page read ahead with the path (the one the view opens on)."""
+        self._pages.keep(page_no, rows)
 
     def _page_arrived(self, page_no: int) -> None:
         first = page_no * self.page_size
@@ -376,3 +368,28 @@ def _loading_data(role: int) -> Any:
     if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
         return "loading…"
     return None
+
+
+def fetch_page(
+    store: Store,
+    trace_id: str,
+    segments: list[Segment],
+    forks: dict[int, tuple[str, ...]],
+    page_no: int,
+    page_size: int = PAGE_SIZE,
+) -> list[TimelineRow]:
+    """Rows of page ``page_no`` of a path, read in small chunks that each hand the GIL back:
+    decoding holds it, and the UI thread, which takes it again after every Qt call, would
+    otherwise wait up to the interpreter's switch interval (5 ms) each time — a convoy of a
+    few hundred ms per frame."""
+    out: list[TimelineRow] = []
+    start = page_no * page_size
+    with store.read() as r:
+        for offset in range(start, start + page_size, FETCH_CHUNK):
+            size = min(FETCH_CHUNK, start + page_size - offset)
+            msgs = r.main_path_page(trace_id, offset, size, segments=segments)
+            out.extend(row_of(m, forks.get(m.sequence, ())) for m in msgs)
+            time.sleep(0)
+            if len(msgs) < size:
+                break
+    return out

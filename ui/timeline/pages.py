@@ -100,7 +100,7 @@ class PageCache(QObject):
             return []
         self.fetched += 1
         page = self.fetch(page_no)
-        self._keep(page_no, page)
+        self.keep(page_no, page)
         return page
 
     def _queue(self, page_no: int) -> None:
@@ -131,10 +131,10 @@ class PageCache(QObject):
         if generation != self._generation or page is None:
             return
         self._queued.pop(page_no, None)
-        self._keep(page_no, page)
+        self.keep(page_no, page)
         self.loaded.emit(page_no)
 
-    def _keep(self, page_no: int, page: list[TimelineRow]) -> None:
+    def keep(self, page_no: int, page: list[TimelineRow]) -> None:
         self._pages[page_no] = page
         self._pages.move_to_end(page_no)
         while len(self._pages) > self.max_pages:

@@ -39,7 +39,7 @@ from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
-from ui.timeline.model import Loading, TimelineModel
+from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -52,6 +52,8 @@ class PathSource:
     bands: list[Band]
     detached: list[Band]
     branches: list[Branch]
+    last_page: tuple[int, list[TimelineRow]] | None = None
+    """The page of the path's last row (the view opens there), read with the path."""
 
 
 def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
@@ -60,7 +62,12 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         placed, detached = bands(r, trace_id, segs)
         main = segs if head is None else r.segments(trace_id)
         found = branches(r, trace_id, main)  # always relative to the real main path
-    return PathSource(trace_id, head, segs, placed, detached, found)
+    length = sum(len(s) for s in segs)
+    last = None
+    if length:
+        page_no = (length - 1) // PAGE_SIZE
+        last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
+    return PathSource(trace_id, head, segs, placed, detached, found, last)
 
 
 def load_membership(store: Store, trace_id: str, head: int | None) -> ContextMembership:
@@ -237,6 +244,7 @@ class TimelineWidget(QWidget):
             self._path_loaded(src)
             return
         self.source = src
+        self._seed(src)
         self._fill_branches(src)
         self._update_status()
         seq, self._pending_select = self._pending_select, None
@@ -293,6 +301,7 @@ class TimelineWidget(QWidget):
             self._path_loaded(src)
             return
         self.source = src
+        self._seed(src)
         self._update_status()
         self._tail = at_bottom
         if at_bottom:
@@ -363,6 +372,7 @@ class TimelineWidget(QWidget):
         self.model.set_source(
             store, src.trace_id, src.head, src.segments, src.bands, fork_badges(src.branches)
         )
+        self._seed(src)
         self._fill_branches(src)
         self._update_status()
         self.runner.submit(
@@ -380,6 +390,11 @@ class TimelineWidget(QWidget):
         self.loaded.emit()
         if src.head is None:
             self.main_path_loaded.emit()
+
+    def _seed(self, src: PathSource) -> None:
+        """Hand the model the last page read with the path (no second read for it)."""
+        if src.last_page is not None and self.model.page_size == PAGE_SIZE:
+            self.model.seed(*src.last_page)
 
     def _membership_loaded(self, member: ContextMembership) -> None:
         self.model.set_membership(member)
