@@ -272,7 +272,9 @@ class TimelineModel(QAbstractListModel):
         )
 
     def seed(self, page_no: int, rows: list[TimelineRow]) -> None:
-        """A page read ahead with the path (the one the view opens on)."""
+        """A page read ahead with the path (the one the view opens on); counted as
+        fetched, so ``pages_fetched`` stays the number of pages read for this path."""
+        self._pages.fetched += 1
         self._pages.keep(page_no, rows)
 
     def _page_arrived(self, page_no: int) -> None:
