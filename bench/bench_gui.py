@@ -5,9 +5,12 @@ honest. Stores are generated once and cached under ``bench/out/`` keyed by size 
 million messages take about a minute to write); they compact every 5,000 messages like a
 long run would.
 
-Goals (issue #5): open a 1M-message store to first paint in ≤ 1 s and ≤ 3× the 1k time;
-peak RSS ≤ 400 MB for 1M; scroll the 1M timeline end to end smoothly; cold start to the
-main window on an existing store ≤ 1.0 s.
+Goals (issues #5, #20): open a 1M-message store to first paint (rows shown, not
+placeholders) in ≤ 1 s and ≤ 3× the 1k time; peak RSS ≤ 300 MB after load and a full
+scroll; no scroll frame over 50 ms (pages load off the UI thread, placeholders meanwhile);
+cold start to the main window on an existing store ≤ 1.0 s. Frame times are wall-clock on a
+shared machine, so the same run also reports the UI thread's own CPU time per frame and the
+worst frame of repainting a view that needs nothing loaded (the machine's noise).
 """
 
 from __future__ import annotations
@@ -86,20 +89,29 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     base = opened[sizes[0]]["first_paint_s"]
     for n in sizes:
         r = opened[n]
-        yield figure(NAME, f"open to first paint, {n:,} messages", r["first_paint_s"], "s",
-                     "1M: ≤ 1 s and ≤ 3× the 1k time", baseline=base)  # fmt: skip
+        paint = r["first_paint_s"]
+        met = paint <= 1.0 and (n < 1_000_000 or paint <= 3 * base)
+        yield figure(NAME, f"open to first paint, {n:,} messages", paint, "s",
+                     "≤ 1 s (1M: and ≤ 3× the 1k time)", baseline=base, met=met)  # fmt: skip
         yield figure(NAME, f"rows fetched for first paint, {n:,} messages", r["pages"] * 256,
-                     "rows", "grows with the window, not the trace")  # fmt: skip
+                     "rows", "≤ 1,024 rows (grows with the window, not the trace)")  # fmt: skip
     for n in sizes:
         yield figure(NAME, f"peak RSS after load + scroll, {n:,} messages", opened[n]["rss_mb"],
-                     "MB", "≤ 400 MB for 1M", baseline=opened[sizes[0]]["rss_mb"])  # fmt: skip
+                     "MB", "≤ 300 MB", baseline=opened[sizes[0]]["rss_mb"])  # fmt: skip
     scroll = _worker("scroll", str(store_for(big)))
     yield figure(NAME, f"scroll end to end, {big:,} messages", scroll["fps"], "frames/s",
-                 "smooth (≥ 30 frames/s)")  # fmt: skip
+                 "≥ 30 frames/s")  # fmt: skip
     yield figure(NAME, f"scroll worst frame, {big:,} messages", scroll["worst_ms"], "ms",
-                 "< 100 ms")  # fmt: skip
+                 "≤ 50 ms", baseline=scroll["idle_worst_ms"])  # fmt: skip
+    yield figure(NAME, f"scroll frame p95, {big:,} messages", scroll["p95_ms"], "ms", "≤ 50 ms")
+    yield figure(NAME, f"scroll worst frame, UI thread CPU, {big:,} messages",
+                 scroll["worst_cpu_ms"], "ms", "≤ 50 ms")  # fmt: skip
+    yield figure(NAME, f"repaint worst frame, nothing to load (machine noise), {big:,} messages",
+                 scroll["idle_worst_ms"], "ms", "informational: baseline")  # fmt: skip
+    yield figure(NAME, f"rows shown after a jump (placeholders replaced), worst, {big:,} messages",
+                 scroll["jump_worst_ms"], "ms", "≤ 1000 ms")  # fmt: skip
     yield figure(NAME, f"peak RSS while scrolling, {big:,} messages", scroll["rss_mb"], "MB",
-                 "≤ 400 MB for 1M")  # fmt: skip
+                 "≤ 300 MB")  # fmt: skip
     cold = min((_worker("cold", str(sample_store())) for _ in range(3)), key=lambda r: r["cold_s"])
     yield figure(NAME, "cold start to main window (existing store)", cold["cold_s"], "s",
                  "≤ 1.0 s", baseline=cold["interpreter_s"])  # fmt: skip
@@ -140,6 +152,7 @@ def worker_open(path: str) -> dict[str, Any]:
     app, window = _window(path)
     window.show()
     _wait(app, lambda: window.timeline.source is not None)
+    _wait(app, lambda: not window.timeline.loading)  # rows, not placeholders
     window.timeline.view.viewport().repaint()
     first_paint = time.perf_counter() - t0
     pages = window.timeline.model.pages_fetched
@@ -150,27 +163,63 @@ def worker_open(path: str) -> dict[str, Any]:
     return result
 
 
-def _scroll(app: Any, window: Any, frames: int) -> list[float]:
+def _scroll(app: Any, window: Any, frames: int, cpu: list[float] | None = None) -> list[float]:
+    """Wall time of each frame of a scroll from top to bottom (UI-thread CPU into ``cpu``)."""
     bar = window.timeline.view.verticalScrollBar()
     viewport = window.timeline.view.viewport()
     times = []
     for i in range(frames + 1):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         bar.setValue(round(bar.maximum() * i / frames))
+        viewport.repaint()
+        app.processEvents()
+        times.append(time.perf_counter() - t)
+        if cpu is not None:
+            cpu.append(time.thread_time() - c)
+    return times
+
+
+def _repaints(app: Any, window: Any, frames: int) -> list[float]:
+    """Frames that load nothing (the view stays put): what the machine's noise costs."""
+    viewport = window.timeline.view.viewport()
+    times = []
+    for _ in range(frames):
+        t = time.perf_counter()
         viewport.repaint()
         app.processEvents()
         times.append(time.perf_counter() - t)
     return times
 
 
+def _jumps(app: Any, window: Any, n: int = 8) -> list[float]:
+    """Seconds from a jump to an unloaded place until its rows replace the placeholders."""
+    bar = window.timeline.view.verticalScrollBar()
+    out = []
+    for k in range(n):
+        t = time.perf_counter()
+        bar.setValue(round(bar.maximum() * (2 * k + 1) / (2 * n + 1)))
+        window.timeline.view.viewport().repaint()
+        _wait(app, lambda: not window.timeline.loading, timeout=30)
+        out.append(time.perf_counter() - t)
+    return out
+
+
 def worker_scroll(path: str) -> dict[str, Any]:
     app, window = _window(path)
     window.show()
     _wait(app, window.is_settled)
-    times = _scroll(app, window, frames=400)
+    idle = _repaints(app, window, frames=100)
+    cpu: list[float] = []
+    times = _scroll(app, window, frames=400, cpu=cpu)
+    jumps = _jumps(app, window)
+    ordered = sorted(times)
     result = {
         "fps": len(times) / sum(times),
         "worst_ms": 1000 * max(times),
+        "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))],
+        "worst_cpu_ms": 1000 * max(cpu),
+        "idle_worst_ms": 1000 * max(idle),
+        "jump_worst_ms": 1000 * max(jumps),
         "rss_mb": _rss_mb(),
         "pages": window.timeline.model.pages_fetched,
     }

@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.timeline)
         self.traces = TraceBrowser(s, self.settings, r)
         self.goals = GoalPane(s, r)
-        self.detail = MessageDetailPane(s)
+        self.detail = MessageDetailPane(s, self.runner)
         self.context = ContextPane(s, r)
         self.skills = SkillsPane()
         self.grants = GrantsPane()
@@ -756,7 +756,7 @@ class MainWindow(QMainWindow):
         """The trace (if there is one) is shown and no background work is pending
         (screenshots, tests)."""
         shown = self.timeline.source is not None or self.session.trace_id is None
-        idle = not self.runner.busy and self.live.settled
+        idle = not self.runner.busy and self.live.settled and not self.timeline.loading
         return shown and self.session.store is not None and idle
 
     # -- persistence ----------------------------------------------------------------------
@@ -780,6 +780,7 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.settings.sync()
         self.runner.shutdown()
+        self.timeline.shutdown()
         self.session.close()
         super().closeEvent(event)
 

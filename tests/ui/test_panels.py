@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from core.records import Trace
 from core.store import Store
+from tests.ui.conftest import settle
 from ui.main_window import MainWindow
 
 
@@ -45,5 +46,6 @@ def test_skills_panel_states_explain_themselves(window: MainWindow, qtbot: Any) 
     then = model.data(model.index(0, headers.index("Then")))
     assert then == f"reinject as #{model.records[1].message_sequence}"
     window.skills.table.clicked.emit(model.index(0, 0))
+    settle(qtbot, window)  # the message is read off the UI thread
     assert window.detail.detail is not None
     assert window.detail.detail.message.sequence == model.records[0].message_sequence

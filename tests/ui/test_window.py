@@ -130,12 +130,14 @@ def test_detail_links_jump_between_call_and_result(window: MainWindow, qtbot: An
     tl.search_box.setText("tool:read_file role:assistant")
     with qtbot.waitSignal(tl.searched, timeout=10_000):
         tl.run_search()
+    settle(qtbot, window)  # the message is read off the UI thread
     call_seq = tl.selected_sequence()
     detail = window.detail.detail
     assert detail is not None and detail.message.sequence == call_seq
     (link,) = detail.links
     window.detail.links.linkActivated.emit(f"seq:{link.sequence}")
     assert tl.selected_sequence() == link.sequence
+    settle(qtbot, window)  # the message is read off the UI thread
     assert window.detail.detail.message.tool_call_id == detail.message.tool_calls[0].id  # type: ignore[union-attr]
 
 

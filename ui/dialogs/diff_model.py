@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from core.inspect.compaction import DiffCell, DiffRow
+from ui.panes.table_model import horizontal_header, read_only_flags
 from ui.plain import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
@@ -118,18 +119,10 @@ class DiffModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return HEADERS[section] if 0 <= section < len(HEADERS) else None
-        return None
+        return horizontal_header(HEADERS, section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
+        return read_only_flags(index)
 
 
 def _text(cell: DiffCell, kind: int) -> str:

@@ -137,22 +137,34 @@ class ContextPane(QWidget):
 
     # -- loading --------------------------------------------------------------------------
     def reload(self) -> None:
-        """A new trace or head: refill the call list and show the next call."""
+        """A new trace or head: refill the call list (read off the UI thread: labelling
+        a call decodes its whole item list) and show the next call."""
         store, trace_id = self.session.store, self.session.trace_id
         keep = self.calls.currentData() if self._calls_of == trace_id else None
         self._calls_of = trace_id
-        self.calls.clear()
-        self.calls.addItem("Next call (current context)", None)
         if store is None or trace_id is None:
+            self._fill_calls([], None)
             self._clear()
             return
-        with store.read() as r:
-            calls = r.llm_calls(trace_id)
-        for c in calls:
-            self.calls.addItem(_call_label(c), c.call_index)
+        self.summary.setText("Computing…")
+        self.runner.submit(
+            "context calls",
+            lambda _c: call_labels(store, trace_id),
+            lambda labels: self._fill_calls(labels, keep, load=True),
+            key="context-calls",
+        )
+
+    def _fill_calls(
+        self, labels: list[tuple[str, int]], keep: int | str | None, load: bool = False
+    ) -> None:
+        self.calls.clear()
+        self.calls.addItem("Next call (current context)", None)
+        for label, call_index in labels:
+            self.calls.addItem(label, call_index)
         if keep is not None:  # the same trace grew or moved: stay on the chosen call
             self.calls.setCurrentIndex(max(0, self.calls.findData(keep)))
-        self.load()
+        if load:
+            self.load()
 
     def select_call(self, call_index: int | None) -> None:
         i = self.calls.findData(call_index)
@@ -232,6 +244,12 @@ class ContextPane(QWidget):
         rec = model.record(index.row())
         if rec is not None and rec.sequence is not None:
             self.select_message.emit(rec.sequence)
+
+
+def call_labels(store: Store, trace_id: str) -> list[tuple[str, int]]:
+    """The call box's entries: a label and the call index of each recorded call."""
+    with store.read() as r:
+        return [(_call_label(c), c.call_index) for c in r.llm_calls(trace_id)]
 
 
 def _call_label(c: LlmCall) -> str:

@@ -18,14 +18,21 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspect.detail import MessageDetail, message_detail
+from core.store import Store
 from ui.highlight import PygmentsHighlighter
 from ui.session import Session
+from ui.tasks import TaskRunner
 from ui.theme import is_dark
 
 MAX_BODY = 200_000
 FACT_PAIRS = 2
 WIDE_FACTS = frozenset({"usage"})
 """Facts per line: two fit the default dock width without clipping an id or a kind."""
+
+
+def _read_detail(store: Store, trace_id: str, sequence: int) -> MessageDetail:
+    with store.read() as r:
+        return message_detail(r, trace_id, sequence)
 
 
 def _code_view() -> QPlainTextEdit:
@@ -55,10 +62,15 @@ class MessageDetailPane(QWidget):
     jump = Signal(int)
     """A link was clicked: select this message in the timeline."""
 
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Session, runner: TaskRunner | None = None, parent: QWidget | None = None
+    ) -> None:
+        """With a ``runner`` the message is read off the UI thread (a long message's
+        content and raw record can be megabytes)."""
         super().__init__(parent)
         self.setObjectName("detailPane")
         self.session = session
+        self.runner = runner
         self.detail: MessageDetail | None = None
         self.facts = QLabel("Select a message in the timeline.")
         self.facts.setWordWrap(True)
@@ -95,9 +107,22 @@ class MessageDetailPane(QWidget):
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             return
-        with store.read() as r:
-            self.detail = message_detail(r, trace_id, sequence)
-        self._render(self.detail)
+        if self.runner is None:
+            self._show(_read_detail(store, trace_id, sequence))
+            return
+        self.runner.submit(
+            "message detail",
+            lambda _c: _read_detail(store, trace_id, sequence),
+            self._show,
+            key="detail",
+            priority=1,
+        )
+
+    def _show(self, detail: MessageDetail) -> None:
+        if detail.message.trace_id != self.session.trace_id:
+            return  # another trace was opened meanwhile
+        self.detail = detail
+        self._render(detail)
 
     def _render(self, d: MessageDetail) -> None:
         dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from core.inspect.goals import GoalNode, goal_outline, subtree_messages
 from ui.icons import status_icon
+from ui.panes.table_model import horizontal_header
 from ui.plain import plain_label, plain_tip
 from ui.session import Session
 from ui.tasks import TaskRunner
@@ -158,9 +159,7 @@ class GoalTreeModel(QAbstractItemModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return HEADERS[section] if 0 <= section < len(HEADERS) else None
-        return None
+        return horizontal_header(HEADERS, section, orientation, role)
 
 
 class GoalDelegate(QStyledItemDelegate):

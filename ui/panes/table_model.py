@@ -15,6 +15,26 @@ RecordRole = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
 
 
+READ_ONLY = (
+    Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+)
+
+
+def read_only_flags(index: Index) -> Qt.ItemFlag:
+    """A cell that can be selected, not edited, and has no children (every model here)."""
+    return READ_ONLY if index.isValid() else Qt.ItemFlag.NoItemFlags
+
+
+def horizontal_header(
+    headers: Sequence[str], section: int, orientation: Qt.Orientation, role: int
+) -> str | None:
+    """``headerData`` of a table whose columns are named by ``headers``."""
+    horizontal = orientation == Qt.Orientation.Horizontal
+    if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(headers):
+        return headers[section]
+    return None
+
+
 class Column(Generic[T]):
     def __init__(
         self, header: str, get: Callable[[T], Any], tooltip: Callable[[T], str] | None = None,
@@ -73,19 +93,7 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(self.columns)
-        ):
-            return self.columns[section].header
-        return None
+        return horizontal_header([c.header for c in self.columns], section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
+        return read_only_flags(index)

@@ -8,7 +8,8 @@ to the call's head (later rows "not yet", "in context" = in that call's context)
 the goals, context, skills/grants and budget panes the state as of then. Live (or Esc)
 reloads every pane with the current state. Another trace ends playback; a refresh of the
 same one (a live run grew it, a compaction was applied, a rewind) re-indexes it and comes
-back to the same call.
+back to the same call. A trace longer than ``AUTO_INDEX_ROWS`` is indexed only when asked
+(the scrubber's link): indexing a million messages takes minutes and hundreds of MB.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from ui.replay.scrubber import ScrubberBar
 from ui.session import Session
 from ui.tasks import TaskRunner
 from ui.timeline.widget import TimelineWidget
+
+AUTO_INDEX_ROWS = 50_000
+"""Main paths up to this long are indexed for playback as soon as they load."""
 
 
 @dataclass
@@ -66,6 +70,7 @@ class PlaybackController(QObject):
         bar.scrubbed.connect(self.scrub)
         bar.play_clicked.connect(self.toggle_play)
         bar.live_clicked.connect(self.go_live)
+        bar.index_clicked.connect(self.index)
         bar.speed.currentIndexChanged.connect(self._speed_changed)
         bar.slider.sliderReleased.connect(self._settle_cursor)
         session.changed.connect(self._trace_changed)
@@ -88,6 +93,14 @@ class PlaybackController(QObject):
         """The main path (re)loaded, so every pane reloads with the current state: index the
         trace again (and come back to the call being played back, if it was this trace)."""
         self._reset()
+        length = self.panes.timeline.model.length
+        if length > AUTO_INDEX_ROWS:
+            self.bar.set_deferred(length)
+        else:
+            self.index()
+
+    def index(self) -> None:
+        """Index the shown trace's calls for the scrubber (on the task runner)."""
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             return

@@ -44,6 +44,8 @@ class ScrubberBar(QWidget):
     """The user chose a stop (slider, arrow keys, the step buttons)."""
     play_clicked = Signal()
     live_clicked = Signal()
+    index_clicked = Signal()
+    """A long trace's "index its calls" link was clicked."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +89,7 @@ class ScrubberBar(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.label.linkActivated.connect(lambda _link: self._index_asked())
         self.notes = QLabel("")
         self.notes.setObjectName("playbackNotes")
         self.notes.setWordWrap(True)
@@ -144,6 +147,18 @@ class ScrubberBar(QWidget):
             )
         else:
             self.label.setText("No model calls to play back in this trace.")
+
+    def set_deferred(self, messages: int) -> None:
+        """A long trace: its calls are indexed only when the user asks (a link)."""
+        self.set_stops(0)
+        self.label.setText(
+            f"{messages:,} messages: playback is not prepared for a trace this long. "
+            "<a href='index'>Index its calls for playback</a> (takes a while)."
+        )
+
+    def _index_asked(self) -> None:
+        self.label.setText("Indexing the calls for playback…")
+        self.index_clicked.emit()
 
     def show_frame(self, frame: PlaybackFrame) -> None:
         with self._silent():

@@ -1,6 +1,7 @@
 """Paints one timeline row: role icon, sequence, goal chip, preview, badges, tokens.
 
-Compaction bands get a full-width coloured band with their text. Rows outside the current
+Compaction bands get a full-width coloured band with their text; a row whose page is
+still loading gets grey placeholder shapes where its icon and text will be. Rows outside the current
 context are drawn faded; during playback the call's head row carries an amber cursor and
 later rows say "not yet". Like Qt's star delegate, it paints the selection background
 through the style first and then draws its own content on top.
@@ -8,14 +9,22 @@ through the style first and then draws its own content on top.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.inspect.bands import Band
 from core.inspect.timeline import BADGES, TimelineRow
 from ui.theme import BADGE_COLORS, BAND_COLORS, BAND_DEFAULT, ROLE_COLORS, is_dark
-from ui.timeline.model import CursorRole, InContextRole, LaterRole, MatchRole, RowRole
+from ui.timeline.model import (
+    CursorRole,
+    InContextRole,
+    Index,
+    LaterRole,
+    Loading,
+    MatchRole,
+    RowRole,
+)
 
 ROW_HEIGHT = 26
 PLAYBACK_COLOR = "#d9a520"
@@ -24,17 +33,10 @@ ROLE_LETTER = {"system": "S", "user": "U", "assistant": "A", "tool": "T"}
 
 
 class TimelineDelegate(QStyledItemDelegate):
-    def sizeHint(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         return QSize(400, ROW_HEIGHT)
 
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         record = index.data(RowRole)
         painter.save()
         try:
@@ -42,6 +44,8 @@ class TimelineDelegate(QStyledItemDelegate):
                 self._paint_band(painter, option, record)
             elif isinstance(record, TimelineRow):
                 self._paint_row(painter, option, index, record)
+            elif isinstance(record, Loading):
+                self._paint_loading(painter, option)
         finally:
             painter.restore()
 
@@ -66,12 +70,30 @@ class TimelineDelegate(QStyledItemDelegate):
         elided = QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, text_rect.width())
         p.drawText(text_rect, int(Qt.AlignmentFlag.AlignVCenter), elided)
 
+    # -- rows still loading ----------------------------------------------------------------
+    def _paint_loading(self, p: QPainter, option: QStyleOptionViewItem) -> None:
+        """Grey shapes where the role icon, the number and the preview will be."""
+        style = option.widget.style() if option.widget else QApplication.style()
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p, option.widget)
+        shade = QColor(option.palette.color(QPalette.ColorRole.Text))
+        shade.setAlpha(40)
+        r = option.rect
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(shade)
+        x = r.left() + 6
+        p.drawEllipse(QRect(x, r.center().y() - 8, 18, 18))
+        p.drawRoundedRect(QRect(x + 26, r.center().y() - 4, 40, 9), 4, 4)
+        width = max(0, min(r.width() - 190, 520))
+        p.drawRoundedRect(QRect(x + 122, r.center().y() - 4, width, 9), 4, 4)
+        p.drawRoundedRect(QRect(r.right() - 66, r.center().y() - 4, 60, 9), 4, 4)
+
     # -- message rows ---------------------------------------------------------------------
     def _paint_row(
         self,
         p: QPainter,
         option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
+        index: Index,
         row: TimelineRow,
     ) -> None:
         style = option.widget.style() if option.widget else QApplication.style()

@@ -1,9 +1,11 @@
 """The timeline model: rows of a trace's path, fetched a page at a time.
 
 Like Anki's browser table it keeps only what it needs: the path as a few line segments,
-the compaction bands (one per boundary), and an LRU cache of row pages. ``rowCount`` is the
-path length plus the bands; asking for a row fetches its page (``Reader.main_path_page``,
-one index range scan), so the cost grows with what is visible, not with the trace.
+the compaction bands (one per boundary), and a bounded cache of row pages
+(``ui/timeline/pages.py:PageCache``). ``rowCount`` is the path length plus the bands;
+painting a row asks for its page (``Reader.main_path_page``, one index range scan) on the
+task runner and shows a placeholder (``LOADING``) until it arrives, so the cost grows with
+what is visible, not with the trace, and a frame never waits for the store.
 
 View rows interleave bands with messages: a band anchored after path row ``p`` sits right
 after that row. With ``set_filter`` the model shows only the given path rows (no bands).
@@ -11,18 +13,21 @@ after that row. With ``set_filter`` the model shows only the given path rows (no
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from core.inspect.bands import Band
 from core.inspect.membership import ContextMembership
 from core.inspect.timeline import TimelineRow, row_of
 from core.store import Store
 from core.store.paths import Segment
+from ui.panes.table_model import read_only_flags
 from ui.plain import plain_tip
+from ui.tasks import TaskRunner
+from ui.timeline.pages import PageCache
 
 RowRole = Qt.ItemDataRole.UserRole + 1
 """The row's record: a ``TimelineRow`` or a ``Band``."""
@@ -35,13 +40,39 @@ CursorRole = Qt.ItemDataRole.UserRole + 6
 """Playback: the head of the call being shown."""
 
 Index = QModelIndex | QPersistentModelIndex
+FETCH_CHUNK = 32
+"""Rows read and built between two hand-backs of the GIL (``fetch_page``)."""
+PAGE_SIZE = 256
+
+
+class Loading:
+    """The record of a row whose page is on its way (painted as a placeholder)."""
+
+    def __repr__(self) -> str:
+        return "LOADING"
+
+
+LOADING = Loading()
 
 
 class TimelineModel(QAbstractListModel):
-    def __init__(self, parent: Any = None, page_size: int = 256, max_pages: int = 48) -> None:
+    rows_loaded = Signal(int, int)
+    """View rows ``first..last`` got their records (a page arrived off the UI thread)."""
+
+    def __init__(
+        self,
+        parent: Any = None,
+        page_size: int = PAGE_SIZE,
+        max_pages: int = 48,
+        runner: TaskRunner | None = None,
+    ) -> None:
+        """With a ``runner`` painting never reads the store on the UI thread (pages load
+        on it); without one a page is fetched where it is asked for."""
         super().__init__(parent)
         self.page_size = page_size
         self.max_pages = max_pages
+        self._pages = PageCache(max_pages, runner, parent=self)
+        self._pages.loaded.connect(self._page_arrived)
         self.store: Store | None = None
         self.trace_id: str | None = None
         self.head: int | None = None
@@ -57,8 +88,6 @@ class TimelineModel(QAbstractListModel):
         self.playback: tuple[int, frozenset[int]] | None = None
         """Playback: ``(head row, sequences in that call's context)``; rows after the head
         are "not yet", and "in context" means in that call's context."""
-        self._pages: OrderedDict[int, list[TimelineRow]] = OrderedDict()
-        self.pages_fetched = 0
 
     # -- source ---------------------------------------------------------------------------
     def set_source(
@@ -83,7 +112,7 @@ class TimelineModel(QAbstractListModel):
         self.matches = frozenset()
         self._filter = None
         self.playback = None
-        self._pages.clear()
+        self._pages.reset(self._fetch if store is not None and trace_id is not None else None)
         self.endResetModel()
 
     def clear(self) -> None:
@@ -113,7 +142,7 @@ class TimelineModel(QAbstractListModel):
         if last >= first:
             self.beginInsertRows(QModelIndex(), first, last)
         for page_no in {max(0, self.length - 1) // self.page_size, self.length // self.page_size}:
-            self._pages.pop(page_no, None)  # the old last page was partial
+            self._pages.forget(page_no)  # the old last page was partial
         self.segments, self.length, self.forks = segments, length, forks
         self._set_bands(bands)
         if last >= first:
@@ -205,31 +234,68 @@ class TimelineModel(QAbstractListModel):
             return self.bands[n]
         return self.path_row(n)
 
+    def loaded_record(self, view_row: int) -> TimelineRow | Band | Loading | None:
+        """Like ``row_record`` but never blocks: ``LOADING`` while the row's page loads."""
+        if not 0 <= view_row < self.rowCount():
+            return None
+        what, n = self.locate(view_row)
+        return self.bands[n] if what == "band" else self.loaded_row(n)
+
+    def cached_path_row(self, sequence: int) -> int | None:
+        """The path row of message ``sequence`` if it is on a page in memory."""
+        for page_no, page in self._pages.items():
+            for offset, row in enumerate(page):
+                if row.sequence == sequence:
+                    return page_no * self.page_size + offset
+        return None
+
     def path_row(self, path_row: int) -> TimelineRow | None:
+        """The row, fetched here and now when its page is not cached (blocking: for code
+        that needs one row's record; painting uses ``loaded_row``)."""
         page_no, offset = divmod(path_row, self.page_size)
-        page = self._page(page_no)
+        page = self._pages.get(page_no)
         return page[offset] if offset < len(page) else None
 
-    def _page(self, page_no: int) -> list[TimelineRow]:
-        page = self._pages.get(page_no)
-        if page is not None:
-            self._pages.move_to_end(page_no)
-            return page
-        page = self._fetch(page_no)
-        self._pages[page_no] = page
-        if len(self._pages) > self.max_pages:
-            self._pages.popitem(last=False)
-        return page
+    def loaded_row(self, path_row: int) -> TimelineRow | Loading | None:
+        """The row if its page is cached; else ``LOADING`` and its page is requested."""
+        page_no, offset = divmod(path_row, self.page_size)
+        page = self._pages.want(page_no)
+        if page is None:
+            return LOADING
+        return page[offset] if offset < len(page) else None
 
     def _fetch(self, page_no: int) -> list[TimelineRow]:
-        if self.store is None or self.trace_id is None:
-            return []
-        self.pages_fetched += 1
-        with self.store.read() as r:
-            msgs = r.main_path_page(
-                self.trace_id, page_no * self.page_size, self.page_size, segments=self.segments
-            )
-        return [row_of(m, self.forks.get(m.sequence, ())) for m in msgs]
+        """One page's rows (on a worker thread when the model has a runner)."""
+        assert self.store is not None and self.trace_id is not None
+        return fetch_page(
+            self.store, self.trace_id, self.segments, self.forks, page_no, self.page_size
+        )
+
+    def seed(self, page_no: int, rows: list[TimelineRow]) -> None:
+        """A page read ahead with the path (the one the view opens on); counted as
+        fetched, so ``pages_fetched`` stays the number of pages read for this path."""
+        self._pages.fetched += 1
+        self._pages.keep(page_no, rows)
+
+    def _page_arrived(self, page_no: int) -> None:
+        first = page_no * self.page_size
+        last = min(self.length, first + self.page_size) - 1
+        if self._filter is not None:
+            lo, hi = bisect_left(self._filter, first), bisect_right(self._filter, last) - 1
+        else:
+            lo, hi = self.view_row_of(first) or 0, self.view_row_of(last) or 0
+        if 0 <= lo <= hi < self.rowCount():
+            self.dataChanged.emit(self.index(lo), self.index(hi))
+            self.rows_loaded.emit(lo, hi)
+
+    @property
+    def loading(self) -> bool:
+        """Some page is still on its way."""
+        return self._pages.loading
+
+    @property
+    def pages_fetched(self) -> int:
+        return self._pages.fetched
 
     @property
     def cached_pages(self) -> int:
@@ -250,7 +316,9 @@ class TimelineModel(QAbstractListModel):
         return self._row_data(n, role)
 
     def _row_data(self, path_row: int, role: int) -> Any:
-        row = self.path_row(path_row)
+        row = self.loaded_row(path_row)
+        if isinstance(row, Loading):
+            return _loading_data(role)
         if row is None:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -293,10 +361,37 @@ class TimelineModel(QAbstractListModel):
         )
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
+        return read_only_flags(index)
+
+
+def _loading_data(role: int) -> Any:
+    if role == RowRole:
+        return LOADING
+    if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        return "loading…"
+    return None
+
+
+def fetch_page(
+    store: Store,
+    trace_id: str,
+    segments: list[Segment],
+    forks: dict[int, tuple[str, ...]],
+    page_no: int,
+    page_size: int = PAGE_SIZE,
+) -> list[TimelineRow]:
+    """Rows of page ``page_no`` of a path, read in small chunks that each hand the GIL back:
+    decoding holds it, and the UI thread, which takes it again after every Qt call, would
+    otherwise wait up to the interpreter's switch interval (5 ms) each time — a convoy of a
+    few hundred ms per frame."""
+    out: list[TimelineRow] = []
+    start = page_no * page_size
+    with store.read() as r:
+        for offset in range(start, start + page_size, FETCH_CHUNK):
+            size = min(FETCH_CHUNK, start + page_size - offset)
+            msgs = r.main_path_page(trace_id, offset, size, segments=segments)
+            out.extend(row_of(m, forks.get(m.sequence, ())) for m in msgs)
+            time.sleep(0)
+            if len(msgs) < size:
+                break
+    return out

@@ -7,6 +7,7 @@ the rows it paints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
@@ -38,7 +39,7 @@ from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
-from ui.timeline.model import TimelineModel
+from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class PathSource:
     bands: list[Band]
     detached: list[Band]
     branches: list[Branch]
+    last_page: tuple[int, list[TimelineRow]] | None = None
+    """The page of the path's last row (the view opens there), read with the path."""
 
 
 def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
@@ -57,7 +60,12 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         placed, detached = bands(r, trace_id, segs)
         main = segs if head is None else r.segments(trace_id)
         found = branches(r, trace_id, main)  # always relative to the real main path
-    return PathSource(trace_id, head, segs, placed, detached, found)
+    length = sum(len(s) for s in segs)
+    last = None
+    if length:
+        page_no = (length - 1) // PAGE_SIZE
+        last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
+    return PathSource(trace_id, head, segs, placed, detached, found, last)
 
 
 def load_membership(store: Store, trace_id: str, head: int | None) -> ContextMembership:
@@ -80,11 +88,16 @@ class TimelineWidget(QWidget):
         self.setObjectName("timeline")
         self.session = session
         self.runner = runner
-        self.model = TimelineModel(self)
+        self.pages = TaskRunner(self, threads=1)
+        """Row pages load here, never queued behind the panes' long reports."""
+        self.model = TimelineModel(self, runner=self.pages)
+        self.model.rows_loaded.connect(self._rows_loaded)
         self.source: PathSource | None = None
         self.result: SearchResult | None = None
         self._hit_cursor = -1
         self._pending_select: int | None = None
+        self._awaiting = False
+        """The selected row's page is loading: announce the row when it arrives."""
         self._build()
         session.changed.connect(self.reload)
 
@@ -198,7 +211,50 @@ class TimelineWidget(QWidget):
 
     # -- loading --------------------------------------------------------------------------
     def reload(self) -> None:
-        self.view_head(None)
+        """The session changed. The same trace's main path (a run wrote, a compaction was
+        recorded) is refreshed in place: rows are inserted, so the selection and the scroll
+        stay; anything else (another trace, a rewind, a branch shown) loads afresh."""
+        store, src = self.session.store, self.source
+        same = src is not None and src.head is None and src.trace_id == self.session.trace_id
+        if store is None or src is None or not same:
+            self.view_head(None)
+            return
+        self._load_main_path(store, src.trace_id, "refresh timeline", self._refreshed, "timeline")
+
+    def _load_main_path(
+        self,
+        store: Store,
+        trace_id: str,
+        label: str,
+        done: Callable[[PathSource], None],
+        key: str,
+        priority: int = 0,
+    ) -> None:
+        """The trace's main path loaded off the UI thread, handed to ``done``."""
+        load = lambda _c: load_path(store, trace_id, None)  # noqa: E731
+        self.runner.submit(label, load, done, key=key, priority=priority)
+
+    def _refreshed(self, src: PathSource) -> None:
+        if self.source is None or src.trace_id != self.session.trace_id:
+            return
+        follow = self.view.currentIndex().row() == self.model.rowCount() - 1
+        if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
+            self._path_loaded(src)
+            return
+        self.source = src
+        self._seed(src)
+        self._fill_branches(src)
+        self._update_status()
+        seq, self._pending_select = self._pending_select, None
+        if seq is not None and seq != self.selected_sequence():  # asked for another one
+            self.select_sequence(seq)
+        elif follow and self.model.length:  # the head was selected: follow it
+            last = self.model.view_row_of(self.model.length - 1)
+            self.select_view_row(last if last is not None else 0)
+        else:  # the message pane was cleared: show it the same message again
+            self._announce(self.view.currentIndex(), bands=False)
+        self._refresh_panes()
+        self.loaded.emit()
 
     def view_head(self, head: int | None) -> None:
         """Show the path to ``head`` (``None``: the trace's main path)."""
@@ -226,14 +282,9 @@ class TimelineWidget(QWidget):
         store, src = self.session.store, self.source
         if store is None or src is None or src.head is not None:
             return
-        trace_id = src.trace_id
-        self.runner.submit(
-            "follow live trace",
-            lambda _c: load_path(store, trace_id, None),
-            self._grown,
-            key="timeline-live",
-            priority=1,  # ahead of the panes' reloads queued by the previous growth
-        )
+        # ahead of the panes' reloads queued by the previous growth
+        self._load_main_path(store, src.trace_id, "follow live trace", self._grown,
+                             "timeline-live", priority=1)  # fmt: skip
 
     def _grown(self, src: PathSource) -> None:
         if self.source is None or src.trace_id != self.source.trace_id or self.source.head:
@@ -248,6 +299,7 @@ class TimelineWidget(QWidget):
             self._path_loaded(src)
             return
         self.source = src
+        self._seed(src)
         self._update_status()
         self._tail = at_bottom
         if at_bottom:
@@ -318,6 +370,7 @@ class TimelineWidget(QWidget):
         self.model.set_source(
             store, src.trace_id, src.head, src.segments, src.bands, fork_badges(src.branches)
         )
+        self._seed(src)
         self._fill_branches(src)
         self._update_status()
         self.runner.submit(
@@ -335,6 +388,11 @@ class TimelineWidget(QWidget):
         self.loaded.emit()
         if src.head is None:
             self.main_path_loaded.emit()
+
+    def _seed(self, src: PathSource) -> None:
+        """Hand the model the last page read with the path (no second read for it)."""
+        if src.last_page is not None and self.model.page_size == PAGE_SIZE:
+            self.model.seed(*src.last_page)
 
     def _membership_loaded(self, member: ContextMembership) -> None:
         self.model.set_membership(member)
@@ -383,11 +441,29 @@ class TimelineWidget(QWidget):
     # -- selection ------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self._select_last = False  # the user chose a row (or the last one was selected)
-        record = self.model.row_record(current.row()) if current.isValid() else None
+        self._announce(current)
+
+    def _announce(self, current: QModelIndex, bands: bool = True) -> None:
+        """Tell the panes which record is selected (once its page has arrived)."""
+        record = self.model.loaded_record(current.row()) if current.isValid() else None
+        self._awaiting = isinstance(record, Loading)
         if isinstance(record, TimelineRow):
             self.message_selected.emit(record.sequence)
-        elif isinstance(record, Band):
+        elif isinstance(record, Band) and bands:
             self.band_selected.emit(record)
+
+    def _rows_loaded(self, first: int, last: int) -> None:
+        current = self.view.currentIndex()
+        if self._awaiting and current.isValid() and first <= current.row() <= last:
+            self._announce(current)
+
+    @property
+    def loading(self) -> bool:
+        """Row pages are still on their way (screenshots and tests wait for them)."""
+        return self.model.loading
+
+    def shutdown(self) -> None:
+        self.pages.shutdown()
 
     def selected_record(self) -> TimelineRow | Band | None:
         index = self.view.currentIndex()
@@ -418,14 +494,16 @@ class TimelineWidget(QWidget):
         if store is None or src is None:
             self._pending_select = sequence
             return False
-        with store.read() as r:
-            rows = r.path_rows(src.trace_id, [sequence], src.segments)
-        if sequence not in rows:
+        path_row = self.model.cached_path_row(sequence)
+        if path_row is None:  # not on a page in memory: one indexed lookup
+            with store.read() as r:
+                path_row = r.path_rows(src.trace_id, [sequence], src.segments).get(sequence)
+        if path_row is None:
             return False
-        view_row = self.model.view_row_of(rows[sequence])
+        view_row = self.model.view_row_of(path_row)
         if view_row is None:
             self.only_matches.setChecked(False)
-            view_row = self.model.view_row_of(rows[sequence])
+            view_row = self.model.view_row_of(path_row)
         if view_row is not None:
             self.select_view_row(view_row)
         return view_row is not None
@@ -504,17 +582,17 @@ class TimelineWidget(QWidget):
         self._clear_search()
 
     def _apply_filter(self) -> None:
-        keep = self.selected_sequence()
+        """Filter to the hits (or not), keeping the selected message when it stays shown:
+        its path row is known from the view, so nothing is read from the store."""
+        current = self.view.currentIndex()
+        what, keep = self.model.locate(current.row()) if current.isValid() else ("", -1)
         if self.only_matches.isChecked() and self.result is not None:
             self.model.set_filter([h.row for h in self.result.on_path if h.row is not None])
         else:
             self.model.set_filter(None)
-        if keep is not None and self.source is not None and self.session.store is not None:
-            with self.session.store.read() as r:
-                rows = r.path_rows(self.source.trace_id, [keep], self.source.segments)
-            view_row = self.model.view_row_of(rows[keep]) if keep in rows else None
-            if view_row is not None:
-                self.select_view_row(view_row)
+        view_row = self.model.view_row_of(keep) if what == "row" else None
+        if view_row is not None:
+            self.select_view_row(view_row)
 
     def step_match(self, delta: int) -> None:
         if self.result is None or not self.result.on_path:
