@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
@@ -29,16 +29,14 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QProgressBar,
     QToolBar,
-    QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from core.errors import CtxlensError
 from core.inspect.store_url import is_server_url, strip_password
 from ui.actions import ActionRegistry, Entry
+from ui.busy_line import BusyLine
 from ui.first_paint import after_first_paint
 from ui.one_dialog import show_one
 from ui.session import Session
@@ -54,6 +52,7 @@ from ui.window_actions import (
     SUBMENU_AFTER,
     TOOLBAR,
 )
+from ui.window_layout import DOCKS, LEFT, RIGHT, SIZES, CentralStack, loading
 
 if TYPE_CHECKING:
     from core.demo.scenario import DemoOptions
@@ -84,40 +83,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ctxlens.ui")
 LAYOUT_VERSION = 1
 BUSY_TIP = "Pause the run first (F6)"
-LEFT, RIGHT, BOTTOM = (
-    Qt.DockWidgetArea.LeftDockWidgetArea,
-    Qt.DockWidgetArea.RightDockWidgetArea,
-    Qt.DockWidgetArea.BottomDockWidgetArea,
-)
-
-
-class Dock(NamedTuple):
-    name: str
-    title: str
-    area: Qt.DockWidgetArea
-    tab_with: str | None = None
-    """Tabbed behind this dock."""
-
-
-#: The docks, made before the first paint so the saved layout applies to the frame at once.
-DOCKS = (
-    Dock("traces", "Traces", LEFT),
-    Dock("goals", "Goals", LEFT),
-    Dock("sources", "Sources", LEFT, "goals"),
-    Dock("detail", "Message", RIGHT),
-    Dock("context", "Context", RIGHT),
-    Dock("skills", "Skills", BOTTOM),
-    Dock("grants", "Grants", BOTTOM, "skills"),
-    Dock("budget", "Budget", BOTTOM, "grants"),
-    Dock("delegation", "Delegation", BOTTOM, "budget"),
-)
-#: Initial sizes: (docks, sizes, orientation).
-SIZES = (
-    (("traces", "detail"), (440, 500), Qt.Orientation.Horizontal),
-    (("traces", "goals"), (420, 240), Qt.Orientation.Vertical),
-    (("detail", "context"), (380, 560), Qt.Orientation.Vertical),
-    (("skills",), (190,), Qt.Orientation.Vertical),
-)
 
 
 class MainWindow(QMainWindow):
@@ -172,7 +137,7 @@ class MainWindow(QMainWindow):
         """What the first frame shows: menus, toolbar, status bar, docks (loading)."""
         from ui.help import HelpMenu
 
-        self._center = _Stack(_loading("Loading the timeline…"))  # the timeline goes here
+        self._center = CentralStack(loading("Loading the timeline…"))  # the timeline goes here
         self.setCentralWidget(self._center)
         self._build_docks()
         self._menus = {name: self.menuBar().addMenu("&" + name) for name in MENUS}
@@ -215,7 +180,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
         self.docks: dict[str, QDockWidget] = {}
         for d in DOCKS:
-            self._dock(d.name, d.title, _loading("Loading…"), d.area)
+            self._dock(d.name, d.title, loading("Loading…"), d.area)
             if d.tab_with is not None:
                 self.tabifyDockWidget(self.docks[d.tab_with], self.docks[d.name])
         for name in ("goals", "skills"):
@@ -251,23 +216,16 @@ class MainWindow(QMainWindow):
         self.addToolBar(tools)
 
     def _build_status(self) -> None:
-        self.busy_label = QLabel("")
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)
-        self.busy_bar.setMaximumWidth(120)
-        self.busy_bar.setVisible(False)
-        self.busy_cancel = QToolButton()
-        self.busy_cancel.setDefaultAction(self.registry["view.cancel"])
-        self.busy_cancel.setVisible(False)
         self.run_label = QLabel("")
         self.run_label.setObjectName("runLabel")
         self.run_label.setMinimumWidth(380)
         self.run_label.setMaximumWidth(560)  # a long activity line must not widen the window
-        for widget in (self.run_label, self.busy_label, self.busy_bar, self.busy_cancel):
-            self.statusBar().addPermanentWidget(widget)
+        self.statusBar().addPermanentWidget(self.run_label)
+        self.busy_line = busy = BusyLine(
+            self.runner, self.registry["view.cancel"], self.statusBar()
+        )
+        self.busy_label, self.busy_bar, self.busy_cancel = busy.label, busy.bar, busy.cancel
         self.runner.error.connect(self.report_error)
-        self.runner.busy_changed.connect(self._busy)
-        self.runner.progress.connect(self._progress)
         self.session.changed.connect(self._title)
 
     def _connect(self) -> None:
@@ -670,19 +628,6 @@ class MainWindow(QMainWindow):
         if labels:
             self.statusBar().showMessage("Cancelled: " + ", ".join(labels), 5000)
 
-    def _busy(self, busy: bool) -> None:
-        self.busy_bar.setVisible(busy)
-        self.busy_cancel.setVisible(busy)
-        self.busy_label.setText("Working: " + ", ".join(self.runner.labels()) if busy else "")
-
-    def _progress(self, label: str, value: object) -> None:
-        if isinstance(value, tuple) and len(value) == 2 and value[1]:
-            self.busy_label.setText(f"Working: {label} ({100 * value[0] // value[1]} %)")
-        elif isinstance(value, int):
-            self.busy_label.setText(f"Working: {label} ({value:,} items)")
-        elif isinstance(value, str):
-            self.busy_label.setText(f"Working: {label} ({value})")
-
     def is_settled(self) -> bool:
         """The trace (if there is one) is shown and no background work is pending
         (screenshots, tests)."""
@@ -723,31 +668,6 @@ def _loop_running() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-class _Stack(QWidget):
-    """The central area: a placeholder, then the timeline in its place (replacing the
-    central widget of a shown window would undo the docks' sizes)."""
-
-    def __init__(self, first: QWidget) -> None:
-        super().__init__()
-        self.shown = first
-        self.box = QVBoxLayout(self)
-        self.box.setContentsMargins(0, 0, 0, 0)
-        self.box.addWidget(first)
-
-    def replace(self, widget: QWidget) -> None:
-        self.box.replaceWidget(self.shown, widget)
-        self.shown.deleteLater()
-        self.shown = widget
-
-
-def _loading(text: str) -> QLabel:
-    """What a pane shows until it is built (the first frame)."""
-    label = QLabel(text)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setEnabled(False)
-    return label
 
 
 def _recent_name(store: Store) -> str:
