@@ -80,7 +80,26 @@ class CliContext:
             self._store.close()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_name(module: str) -> str:
+    """The command a module registers: ``app.commands.import_`` → ``import``."""
+    return module.rsplit(".", 1)[-1].rstrip("_").replace("_", "-")
+
+
+def named_command(argv: Sequence[str]) -> str | None:
+    """The known command ``argv`` names (after the global options), else ``None``."""
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--db":
+            next(rest, None)
+        elif not arg.startswith("-"):
+            names = {command_name(m) for m in COMMANDS}
+            return arg if arg in names else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that command's (a command starts without loading
+    the other 20 modules: ``ctxlens traces`` is start-up bound)."""
     parser = argparse.ArgumentParser(
         prog="ctxlens",
         description="Inspect, step, rewind, compact and replay LLM-agent context.",
@@ -97,13 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+        if only is None or command_name(name) == only:
+            importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(named_command(argv))
     args = parser.parse_args(argv)
     if args.self_test:
         if args.command not in (None, "self-test"):

@@ -60,7 +60,6 @@ def make_window(opts: GuiOptions) -> Any:
     from PySide6.QtWidgets import QApplication
 
     from app.paths import app_icon
-    from ui.fonts import use_emoji_fonts
     from ui.main_window import MainWindow
     from ui.settings import AppSettings
 
@@ -69,8 +68,7 @@ def make_window(opts: GuiOptions) -> Any:
     app.setOrganizationName("ctxlens")
     QApplication.setDesktopFileName("ctxlens")  # Wayland matches windows to ctxlens.desktop
     QApplication.setWindowIcon(QIcon(str(app_icon())))
-    use_emoji_fonts()
-    window = MainWindow(AppSettings(opts.settings))
+    window = MainWindow(AppSettings(opts.settings), paint_first=True)  # the panes follow it
     if opts.screenshot:
         window.resize(*SCREENSHOT_SIZE)
     if opts.build_store:
@@ -78,7 +76,8 @@ def make_window(opts: GuiOptions) -> Any:
         return app, window
     window.open_store(opts.db, opts.trace)
     if opts.select is not None:
-        window.timeline.select_sequence(opts.select)
+        select = opts.select
+        window.when_ready(lambda: window.timeline.select_sequence(select))
     return app, window
 
 

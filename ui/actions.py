@@ -1,10 +1,15 @@
 """Every window action in one registry: menus, toolbar, shortcuts and the command palette
-all read from it, so nothing can be reachable in one place and missing in another."""
+all read from it, so nothing can be reachable in one place and missing in another.
+
+Actions are declared as ``Spec`` rows (``ui/window_actions.py`` is the main window's
+table); ``ActionRegistry.add_table`` makes them, and ``on_added`` listeners (the menus) see
+every action however late it is registered (panes installed after the first paint)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
@@ -17,10 +22,30 @@ class Entry:
     category: str
 
 
+class Spec(NamedTuple):
+    """One row of an action table: ``handler`` gets the table's target when it fires (so
+    it may name panes that do not exist yet when the action is made)."""
+
+    id: str
+    text: str
+    handler: Callable[[Any], object]
+    shortcut: str | None = None
+    tip: str = ""
+    menu: str = "General"
+    checkable: bool = False
+    enabled: bool = True
+
+
 class ActionRegistry:
     def __init__(self, owner: QObject) -> None:
         self.owner = owner
         self.entries: dict[str, Entry] = {}
+        self.on_added: list[Callable[[Entry], None]] = []
+
+    def add_table(self, specs: Iterable[Spec], target: object) -> None:
+        for s in specs:
+            slot = _bound(s.handler, target)
+            self.add(s.id, s.text, slot, s.shortcut, s.tip, s.menu, s.checkable, s.enabled)
 
     def add(
         self,
@@ -46,8 +71,7 @@ class ActionRegistry:
                 action.toggled.connect(lambda _checked: slot())
             else:
                 action.triggered.connect(lambda _checked=False: slot())
-        self.entries[id] = Entry(id, action, category)
-        return action
+        return self._register(Entry(id, action, category))
 
     def adopt(
         self, id: str, action: QAction, category: str, shortcut: str | None = None
@@ -56,8 +80,13 @@ class ActionRegistry:
         action.setObjectName(id)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
-        self.entries[id] = Entry(id, action, category)
-        return action
+        return self._register(Entry(id, action, category))
+
+    def _register(self, entry: Entry) -> QAction:
+        self.entries[entry.id] = entry
+        for listener in self.on_added:
+            listener(entry)
+        return entry.action
 
     def __getitem__(self, id: str) -> QAction:
         return self.entries[id].action
@@ -68,3 +97,7 @@ class ActionRegistry:
 
 def label_of(entry: Entry) -> str:
     return f"{entry.category}: {entry.action.text().replace('&', '')}"
+
+
+def _bound(handler: Callable[[Any], object], target: object) -> Callable[[], object]:
+    return lambda: handler(target)

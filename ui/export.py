@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from core.inspect.export import FORMATS, export_file, suggested_name
-from ui.actions import ActionRegistry
 from ui.session import Session
 from ui.tasks import TaskRunner
 
@@ -24,21 +22,6 @@ class TraceExporter(QObject):
         super().__init__(window)
         self.window, self.session, self.runner = window, session, runner
         self.file_dialog: QFileDialog | None = None
-
-    def register(self, registry: ActionRegistry) -> None:
-        """One File menu entry per format (with no trace shown, the status bar says so)."""
-        for fmt, (label, _suffix, key) in FORMATS.items():
-            registry.add(
-                f"file.export_{fmt}",
-                f"Export trace as {label.split(' (')[0]}…",
-                self._chooser(fmt),
-                key,
-                tip=f"Write the shown trace as {label}",
-                category="File",
-            )
-
-    def _chooser(self, fmt: str) -> Callable[[], None]:
-        return lambda: self.choose(fmt)
 
     def choose(self, fmt: str) -> None:
         if self.session.trace_id is None:

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMainWindow, QTextBrowser, QVBoxLayout
 
 from ui.actions import ActionRegistry
+from ui.one_dialog import show_one
 
 TOUR = [
     ("Traces (left)", "Every trace in the store. Ctrl+click a second one, then Compare…"),
@@ -117,10 +118,8 @@ class HelpMenu:
         registry.add("help.tour", "A short &tour", self.show_tour, "Shift+F1", category="Help")
 
     def _show(self, title: str, body: str) -> HelpDialog:
-        if self.dialog is not None:
-            self.dialog.deleteLater()
-        self.dialog = HelpDialog(title, body, self.window)
-        self.dialog.open()
+        shown = lambda d: False  # noqa: E731 (the other help text may be asked for)
+        self.dialog = show_one(self.dialog, lambda: HelpDialog(title, body, self.window), shown)
         return self.dialog
 
     def show_shortcuts(self) -> HelpDialog:

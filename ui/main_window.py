@@ -1,8 +1,14 @@
 """The main window (UI-1): the timeline in the middle, dockable panes around it.
 
-Wiring only: every pane reads ``core`` through the shared ``Session``; this class connects
-their signals, owns the actions (menus, toolbar, shortcuts, command palette) and remembers
-layout, geometry, theme and recent stores.
+Wiring only: the actions are a table (``ui/window_actions.py``), the panes are built by
+``ui/window_panes.py:build`` and read ``core`` through the shared ``Session``; this class
+connects their signals and remembers layout, geometry, theme and recent stores.
+
+The window paints first (issue 17): its frame (menus, toolbar, status bar and the docks,
+"Loading…") is made from modules that load in a few milliseconds; the panes and what
+they import follow after the first frame (``paint_first=True``, as ``app/gui.py`` starts
+it). Requests made before that (open a store, select a message) wait for them
+(``when_ready``). Without ``paint_first`` (tests, scripts) everything is built at once.
 """
 
 from __future__ import annotations
@@ -23,326 +29,214 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QProgressBar,
     QToolBar,
-    QToolButton,
     QWidget,
 )
 
 from core.errors import CtxlensError
-from core.inspect.bands import Band
-from core.inspect.context_report import ContextReport
-from core.inspect.imports import ImportReport
 from core.inspect.store_url import is_server_url, strip_password
-from core.run.state import Phase
-from core.store import Store
-from ui import live as live_ui
-from ui.actions import ActionRegistry
-from ui.dialogs.imports import Importer
-from ui.dialogs.store_url import StoreUrlDialog
-from ui.errors import show_error
-from ui.export import TraceExporter
-from ui.help import HelpMenu
-from ui.palette import CommandPalette
-from ui.panes.budget import BudgetPane
-from ui.panes.context import ContextPane
-from ui.panes.delegation import DelegationPane
-from ui.panes.detail import MessageDetailPane
-from ui.panes.goals import GoalPane
-from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
-from ui.panes.traces import TraceBrowser
-from ui.replay.install import install as install_replay
-from ui.run_controller import RunController
-from ui.run_task import RUN_TASK_TIP, show_run_task
-from ui.search import install as search_ui
+from ui.actions import ActionRegistry, Entry
+from ui.busy_line import BusyLine
+from ui.first_paint import after_first_paint
+from ui.one_dialog import show_one
 from ui.session import Session
 from ui.settings import AppSettings
 from ui.tasks import TaskControl, TaskRunner
 from ui.theme import apply_theme
-from ui.timeline.widget import TimelineWidget
+from ui.window_actions import (
+    ACTIONS,
+    MENUS,
+    REWIND_TIP,
+    RUN_TIP,
+    STEP_TIP,
+    SUBMENU_AFTER,
+    TOOLBAR,
+)
+from ui.window_layout import DOCKS, LEFT, RIGHT, SIZES, CentralStack, loading
 
 if TYPE_CHECKING:
     from core.demo.scenario import DemoOptions
+    from core.inspect.bands import Band
     from core.inspect.compaction import CompactPreview
+    from core.inspect.imports import ImportReport
+    from core.store import Store
     from ui.dialogs.compact import CompactDialog
+    from ui.dialogs.imports import Importer
     from ui.dialogs.new_demo import NewDemoDialog
+    from ui.dialogs.store_url import StoreUrlDialog
+    from ui.export import TraceExporter
+    from ui.help import HelpMenu
+    from ui.live import LiveSources
+    from ui.palette import CommandPalette
+    from ui.panes.budget import BudgetPane
+    from ui.panes.context import ContextPane
+    from ui.panes.delegation import DelegationPane
+    from ui.panes.detail import MessageDetailPane
+    from ui.panes.goals import GoalPane
+    from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
+    from ui.panes.traces import TraceBrowser
+    from ui.replay.install import ReplayUi
+    from ui.run_controller import RunController
+    from ui.search.install import SearchUi
+    from ui.timeline.widget import TimelineWidget
 
 log = logging.getLogger("ctxlens.ui")
 LAYOUT_VERSION = 1
-PAUSE_TIP = "Stop Run at the next step boundary (the current step finishes)"
-STOP_TIP = "Abandon an in-flight model call now (Pause waits for the step to finish)"
-NEW_DEMO_TIP = "Create a demo trace in the open store, ready to Step or Run"
 BUSY_TIP = "Pause the run first (F6)"
-COMPACT_TIP = "Preview a compaction level or layer on the current context, then apply it"
-IMPORT_TIP = (
-    "Import trace files (Claude Code, Codex, OpenTelemetry, Inspect, OpenHands, SWE-agent, "
-    "OpenAI chat); you can also drop files or folders onto the window"
-)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
+    timeline: TimelineWidget
+    traces: TraceBrowser
+    goals: GoalPane
+    detail: MessageDetailPane
+    context: ContextPane
+    skills: SkillsPane
+    grants: GrantsPane
+    budget: BudgetPane
+    delegation: DelegationPane
+    records: RecordsLoader
+    live: RunController
+    importer: Importer
+    exporter: TraceExporter
+    replay: ReplayUi
+    search_all: SearchUi
+    sources: LiveSources
+
+    def __init__(
+        self, settings: AppSettings, parent: QWidget | None = None, *, paint_first: bool = False
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.setWindowTitle("ctxlens")
         self.settings = settings
         self.session = Session(self)
         self.runner = TaskRunner(self)
-        self.live = RunController(self.session, self)
         self.registry = ActionRegistry(self)
         self.palette_dialog: CommandPalette | None = None
-        self.confirm_box: QMessageBox | None = None
-        self.last_error: QMessageBox | None = None
         self.compact_dialog: CompactDialog | None = None
         self.url_dialog: StoreUrlDialog | None = None
-        self.file_dialog: QFileDialog | None = None
         self.demo_dialog: NewDemoDialog | None = None
         self.task_dialog: QDialog | None = None
-        self.importer = Importer(self.session, self.runner, self)
+        self.confirm_box: QMessageBox | None = None
+        self.last_error: QMessageBox | None = None
+        self.file_dialog: QFileDialog | None = None
+        self.ready = False
+        """The panes are built (``paint_first``: after the first frame)."""
+        self._waiting: list[Callable[[], object]] = []
         self._opening_url: int | None = None
-        self._activity = ""
         self.setAcceptDrops(True)
-        self._build_panes()
-        self._build_actions()
-        self._build_menus()
+        self._build_frame()
+        if paint_first:
+            after_first_paint(self, self._build_panes)
+        else:
+            self._build_panes()
+
+    # -- construction ---------------------------------------------------------------------
+    def _build_frame(self) -> None:
+        """What the first frame shows: menus, toolbar, status bar, docks (loading)."""
+        from ui.help import HelpMenu
+
+        self._center = CentralStack(loading("Loading the timeline…"))  # the timeline goes here
+        self.setCentralWidget(self._center)
+        self._build_docks()
+        self._menus = {name: self.menuBar().addMenu("&" + name) for name in MENUS}
+        self.recent_menu = QMenu("Open &recent", self)
+        self.registry.on_added.append(self._place)
+        self.registry.add_table(ACTIONS, self)
+        for i, (name, dock) in enumerate(self.docks.items(), start=1):
+            self.registry.adopt(f"pane.{name}", dock.toggleViewAction(), "Panes", f"Alt+{i}")
+        self.help: HelpMenu = HelpMenu(self, self.registry)
+        self._build_toolbar()
         self._build_status()
-        self._connect()
-        self._run_state()
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._restore()
 
-    # -- construction ---------------------------------------------------------------------
     def _build_panes(self) -> None:
-        s, r = self.session, self.runner
-        self.timeline = TimelineWidget(s, r)
-        self.setCentralWidget(self.timeline)
-        self.traces = TraceBrowser(s, self.settings, r)
-        self.goals = GoalPane(s, r)
-        self.detail = MessageDetailPane(s, self.runner)
-        self.context = ContextPane(s, r)
-        self.skills = SkillsPane()
-        self.grants = GrantsPane()
-        self.budget = BudgetPane()
-        self.delegation = DelegationPane(s, r)
-        self.records = RecordsLoader(s, r, self.skills, self.grants)
-        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-        left, right, bottom = (
-            Qt.DockWidgetArea.LeftDockWidgetArea,
-            Qt.DockWidgetArea.RightDockWidgetArea,
-            Qt.DockWidgetArea.BottomDockWidgetArea,
-        )
+        from ui.window_panes import build
+
+        build(self)
+        self._connect()
+        self._run_state()
+        self.ready = True
+        self.detail.set_dark(self.settings.theme == "dark")
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        saved = self.settings.window_state()[1]
+        if isinstance(saved, QByteArray):
+            self.restoreState(saved, LAYOUT_VERSION)
+        waiting, self._waiting = self._waiting, []
+        for request in waiting:
+            request()
+
+    def when_ready(self, request: Callable[[], object]) -> None:
+        """Run ``request`` now, or once the panes are built."""
+        if self.ready:
+            request()
+        else:
+            self._waiting.append(request)
+
+    def _build_docks(self) -> None:
+        self.setCorner(Qt.Corner.BottomLeftCorner, LEFT)
+        self.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
         self.docks: dict[str, QDockWidget] = {}
-        self._dock("traces", "Traces", self.traces, left)
-        self._dock("goals", "Goals", self.goals, left)
-        self._dock("detail", "Message", self.detail, right)
-        self._dock("context", "Context", self.context, right)
-        self._dock("skills", "Skills", self.skills, bottom)
-        self._dock("grants", "Grants", self.grants, bottom)
-        self._dock("budget", "Budget", self.budget, bottom)
-        self._dock("delegation", "Delegation", self.delegation, bottom)
-        self.tabifyDockWidget(self.docks["skills"], self.docks["grants"])
-        self.tabifyDockWidget(self.docks["grants"], self.docks["budget"])
-        self.tabifyDockWidget(self.docks["budget"], self.docks["delegation"])
-        self.docks["skills"].raise_()
-        self.resizeDocks(
-            [self.docks["traces"], self.docks["detail"]], [440, 500], Qt.Orientation.Horizontal
-        )
-        self.resizeDocks(
-            [self.docks["traces"], self.docks["goals"]], [420, 240], Qt.Orientation.Vertical
-        )
-        self.resizeDocks(
-            [self.docks["detail"], self.docks["context"]], [380, 560], Qt.Orientation.Vertical
-        )
-        self.resizeDocks([self.docks["skills"]], [190], Qt.Orientation.Vertical)
+        for d in DOCKS:
+            self._dock(d.name, d.title, loading("Loading…"), d.area)
+            if d.tab_with is not None:
+                self.tabifyDockWidget(self.docks[d.tab_with], self.docks[d.name])
+        for name in ("goals", "skills"):
+            self.docks[name].raise_()
+        for names, sizes, orientation in SIZES:
+            self.resizeDocks([self.docks[n] for n in names], list(sizes), orientation)
 
     def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{name}")
+        """Put ``widget`` into dock ``name`` (made here unless the frame has it already)."""
+        dock = self.docks.get(name)
+        if dock is None:
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            self.addDockWidget(area, dock)
+            self.docks[name] = dock
         dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        self.docks[name] = dock
 
-    def _build_actions(self) -> None:
-        a = self.registry.add
-        a(
-            "file.open",
-            "&Open store…",
-            self.choose_store,
-            "Ctrl+O",
-            category="File",
-        )
-        a(
-            "file.open_url",
-            "Open store &URL…",
-            self.choose_store_url,
-            "Ctrl+Shift+O",
-            "Open a team store on a database server (postgresql+psycopg://…)",
-            "File",
-        )
-        a("file.import", "&Import traces…", self.choose_import, "Ctrl+I", IMPORT_TIP, "File")
-        a("file.import_folder", "Import &folder…", self.choose_import_folder, "Ctrl+Shift+I",
-          "Import every trace in a folder (a Claude Code project, an OpenHands conversation)",
-          "File")  # fmt: skip
-        a("file.reload", "&Reload", self.reload, "Ctrl+R", "Reload the store", "File")
-        self.exporter = TraceExporter(self, self.session, self.runner)
-        self.exporter.register(self.registry)
-        a("file.quit", "&Quit", self.close, "Ctrl+Q", category="File")
-        a("view.cancel", "&Cancel background work", self.cancel_work, "Ctrl+.", category="View")
-        a("view.palette", "Command &palette…", self.show_palette, "Ctrl+Shift+P", category="View")
-        a(
-            "view.dark",
-            "&Dark theme",
-            self._theme_toggled,
-            "Ctrl+Shift+L",
-            category="View",
-            checkable=True,
-        )
-        a("view.reset", "Reset &layout", self.reset_layout, "Ctrl+Shift+0", category="View")
-        for i, (name, dock) in enumerate(self.docks.items(), start=1):
-            self.registry.adopt(f"pane.{name}", dock.toggleViewAction(), "Panes", f"Alt+{i}")
-        a(
-            "nav.search",
-            "&Search timeline",
-            self.focus_search,
-            "Ctrl+F",
-            category="Navigate",
-        )
-        a("nav.next", "&Next match", lambda: self.timeline.step_match(1), "F3", category="Navigate")
-        a(
-            "nav.prev",
-            "&Previous match",
-            lambda: self.timeline.step_match(-1),
-            "Shift+F3",
-            category="Navigate",
-        )
-        only_tip = "Show only matching rows"
-        a(
-            "nav.only",
-            "Only &matches",
-            self._only_toggled,
-            "Ctrl+Shift+F",
-            only_tip,
-            "Navigate",
-            True,
-        )
-        branch_tip = "Show side and abandoned branches"
-        a(
-            "nav.branches",
-            "Show &branches",
-            self._branches_toggled,
-            "Ctrl+B",
-            branch_tip,
-            "Navigate",
-            True,
-        )
-        a(
-            "nav.main",
-            "Back to &main path",
-            lambda: self.timeline.view_head(None),
-            "Ctrl+Home",
-            category="Navigate",
-        )
-        a(
-            "ctx.next",
-            "Context: next call",
-            lambda: self.context.step_call(1),
-            "Ctrl+]",
-            category="Context",
-        )
-        a(
-            "ctx.prev",
-            "Context: previous call",
-            lambda: self.context.step_call(-1),
-            "Ctrl+[",
-            category="Context",
-        )
-        current = self.context.select_call
-        a(
-            "ctx.current",
-            "Context: next call (current)",
-            lambda: current(None),
-            "Ctrl+\\",
-            category="Context",
-        )
-        a("run.rewind", "Re&wind to selected message…", self.confirm_rewind, "Ctrl+Shift+R",
-          "Move the head back to the selected message (nothing is deleted)", "Run")  # fmt: skip
-        a("run.run", "&Run", self.live.run, "F5", "Run until the turn is done or paused", "Run",
-          enabled=False)  # fmt: skip
-        a("run.pause", "&Pause", self.live.pause, "F6", PAUSE_TIP, "Run", enabled=False)
-        a("run.step", "&Step", self.live.step, "F10", "One model call or one tool", "Run",
-          enabled=False)  # fmt: skip
-        a("run.stop", "S&top", self.live.stop, "Shift+F5", STOP_TIP, "Run", enabled=False)
-        a("run.new_demo", "&New demo run…", self.show_new_demo, "Ctrl+Shift+N", NEW_DEMO_TIP,
-          "Run")  # fmt: skip
-        a("run.task", "Run a &task…", lambda: show_run_task(self), "Ctrl+Shift+T", RUN_TASK_TIP,
-          "Run")  # fmt: skip
-        a("run.compact", "&Compact…", self.show_compact, "Ctrl+Shift+K", COMPACT_TIP, "Run")
-        self.replay = install_replay(self)  # playback scrubber, Re-run with…, Compare (#9)
-        self.search_all = search_ui.install(self)  # Search all traces… (#21)
-        self.sources = live_ui.install(self)  # Sources pane, live traces followed (#16)
-        self.help = HelpMenu(self, self.registry)  # last: the Help menu comes last
+    def _place(self, entry: Entry) -> None:
+        """An action joins its menu (made when its first action comes)."""
+        menu = self._menus.get(entry.category)
+        if menu is None:
+            menu = self._menus[entry.category] = self.menuBar().addMenu("&" + entry.category)
+        menu.addAction(entry.action)
+        if entry.id == SUBMENU_AFTER:
+            menu.addMenu(self.recent_menu)
+            self._fill_recent()
 
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        menus: dict[str, QMenu] = {}
-        self.recent_menu = QMenu("Open &recent", self)
-        for entry in self.registry.all():
-            menu = menus.get(entry.category)
-            if menu is None:
-                menu = menus[entry.category] = bar.addMenu("&" + entry.category)
-            menu.addAction(entry.action)
-            if entry.id == "file.open_url":
-                menu.addMenu(self.recent_menu)
+    def _build_toolbar(self) -> None:
         tools = QToolBar("Controls", self)
         tools.setObjectName("controls")
-        for name in (
-            "file.open",
-            "file.import",
-            "run.run",
-            "run.pause",
-            "run.step",
-            "run.stop",
-            "run.rewind",
-            "run.compact",
-            "view.palette",
-        ):
+        for name in TOOLBAR:
             tools.addAction(self.registry[name])
         self.addToolBar(tools)
-        self._fill_recent()
 
     def _build_status(self) -> None:
-        self.busy_label = QLabel("")
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)
-        self.busy_bar.setMaximumWidth(120)
-        self.busy_bar.setVisible(False)
-        self.busy_cancel = QToolButton()
-        self.busy_cancel.setDefaultAction(self.registry["view.cancel"])
-        self.busy_cancel.setVisible(False)
         self.run_label = QLabel("")
         self.run_label.setObjectName("runLabel")
         self.run_label.setMinimumWidth(380)
         self.run_label.setMaximumWidth(560)  # a long activity line must not widen the window
         self.statusBar().addPermanentWidget(self.run_label)
-        self.statusBar().addPermanentWidget(self.busy_label)
-        self.statusBar().addPermanentWidget(self.busy_bar)
-        self.statusBar().addPermanentWidget(self.busy_cancel)
+        self.busy_line = busy = BusyLine(
+            self.runner, self.registry["view.cancel"], self.statusBar()
+        )
+        self.busy_label, self.busy_bar, self.busy_cancel = busy.label, busy.bar, busy.cancel
+        self.runner.error.connect(self.report_error)
+        self.session.changed.connect(self._title)
 
     def _connect(self) -> None:
         self.traces.trace_chosen.connect(self.open_trace)
-        self.timeline.message_selected.connect(self._message_selected)
+        self.timeline.message_selected.connect(self.detail.show_message)
         self.timeline.band_selected.connect(self._band_selected)
-        self.detail.jump.connect(self.select_message)
-        self.context.select_message.connect(self.select_message)
-        self.skills.select_message.connect(self.select_message)
-        self.grants.select_message.connect(self.select_message)
+        for chosen in (self.detail.jump, self.context.select_message, self.skills.select_message,
+                       self.grants.select_message):  # fmt: skip
+            chosen.connect(self.select_message)
         self.goals.goal_chosen.connect(self.timeline.filter_goal)
-        self.context.current_ready.connect(self._current_context)
-        self.runner.error.connect(self.report_error)
-        self.runner.busy_changed.connect(self._busy)
-        self.runner.progress.connect(self._progress)
-        self.session.changed.connect(self._title)
+        self.context.current_ready.connect(self.budget.show_report)
         self.importer.imported.connect(self._imported)
         self.importer.finished.connect(self._import_finished)
         self.live.changed.connect(self._run_state)
@@ -363,6 +257,11 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def open_store(self, path: str | Path, trace_id: str | None = None) -> bool:
+        if not self.ready:  # the first frame is up; the store opens with the panes
+            self.statusBar().showMessage(f"Opening {path}…")
+            self.when_ready(lambda: self.statusBar().clearMessage())
+            self.when_ready(lambda: self.open_store(path, trace_id))
+            return True
         if not self._run_idle("open another store"):
             return False
         try:
@@ -390,11 +289,14 @@ class MainWindow(QMainWindow):
 
     def choose_store_url(self, url: str = "") -> None:
         """Ask for a server URL (and its password, which is never saved), then open it."""
-        if self.url_dialog is not None:
-            self.url_dialog.deleteLater()
-        self.url_dialog = StoreUrlDialog(url, self)
-        self.url_dialog.chosen.connect(self.open_store_url)
-        self.url_dialog.open()
+        from ui.dialogs.store_url import StoreUrlDialog
+
+        def make() -> StoreUrlDialog:
+            dialog = StoreUrlDialog(url, self)
+            dialog.chosen.connect(self.open_store_url)
+            return dialog
+
+        self.url_dialog = show_one(self.url_dialog, make)
 
     def open_store_when_built(self, label: str, build: Callable[[TaskControl], str]) -> None:
         """Open the store ``build`` creates off the UI thread (a first start records the
@@ -409,7 +311,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Could not create the demo store", 8000)
             self.report_error(exc, "Cannot create the demo store")
 
-        self.runner.submit(label, build, done, on_error=failed, drain=True)
+        self.when_ready(lambda: self.runner.submit(label, build, done, on_error=failed, drain=True))
 
     def open_store_url(self, target: str) -> None:
         """Connect off the UI thread (a server may take seconds to answer or time out);
@@ -431,6 +333,8 @@ class MainWindow(QMainWindow):
             self._opening_url = None
             self.statusBar().showMessage(f"Could not open {shown}", 8000)
             self.report_error(exc, "Cannot open store")
+
+        from core.store import Store
 
         job = self.runner.submit(
             "connect to store", lambda _c: Store.open(target), done, on_error=failed, drain=True
@@ -532,16 +436,9 @@ class MainWindow(QMainWindow):
             )
             self.detail.show_message(sequence)
 
-    def _message_selected(self, sequence: int) -> None:
-        self.detail.show_message(sequence)
-
     def _band_selected(self, band: Band) -> None:
         self.statusBar().showMessage(f"Compaction boundary: {band.text}", 8000)
 
-    def _current_context(self, report: ContextReport) -> None:
-        self.budget.show_report(report)
-
-    # -- controls -------------------------------------------------------------------------
     def confirm_rewind(self) -> None:
         """Ask first (non-modal), then rewind through ``Store.rewind``."""
         seq = self.timeline.selected_sequence()
@@ -586,16 +483,18 @@ class MainWindow(QMainWindow):
             return
         band = self.timeline.selected_record()
         from core.context.compaction.config import ALL_LEVELS  # dialogs load on first use
+        from core.inspect.bands import Band
         from ui.dialogs.compact import CompactDialog
 
         level = band.level if isinstance(band, Band) and band.level in ALL_LEVELS else None
-        if self.compact_dialog is not None:
-            self.compact_dialog.deleteLater()
-        dialog = CompactDialog(self.session, self.runner, level, self)
-        dialog.applied.connect(self._compacted)
-        self.compact_dialog = dialog
-        dialog.open()
-        dialog.preview()
+
+        def make() -> CompactDialog:
+            dialog = CompactDialog(self.session, self.runner, level, self)
+            dialog.applied.connect(self._compacted)
+            return dialog
+
+        self.compact_dialog = show_one(self.compact_dialog, make)
+        self.compact_dialog.preview()
 
     def _compacted(self, cp: CompactPreview) -> None:
         event = cp.preview.event
@@ -617,49 +516,23 @@ class MainWindow(QMainWindow):
         return False
 
     def _run_state(self) -> None:
-        live, reg = self.live, self.registry
-        can = live.can_step()
-        why = live.why_not()
-        reg["run.run"].setEnabled(can)
-        reg["run.step"].setEnabled(can)
-        reg["run.run"].setToolTip(f"Run until the turn is done or paused — {why}" if can else why)
-        reg["run.step"].setToolTip(f"One model call or one tool — {why}" if can else why)
-        reg["run.pause"].setEnabled(live.can_pause())
-        reg["run.stop"].setEnabled(live.can_stop())
+        """Show the run's status (``core/run/status.py:run_status``) on the controls."""
+        status, reg = self.live.status(), self.registry
+        for name, can, tip in (("run.run", status.can_step, RUN_TIP),
+                               ("run.step", status.can_step, STEP_TIP)):  # fmt: skip
+            reg[name].setEnabled(can)
+            reg[name].setToolTip(status.tip(tip))
+        reg["run.pause"].setEnabled(status.can_pause)
+        reg["run.stop"].setEnabled(status.can_stop)
         for name in ("run.rewind", "run.compact"):
-            reg[name].setEnabled(live.idle)
-        reg["run.rewind"].setToolTip(
-            "Move the head back to the selected message (nothing is deleted)"
-            if live.idle
-            else BUSY_TIP
-        )
-        self.run_label.setText(self._run_text())
-        self.run_label.setToolTip(why)
-
-    def _run_text(self) -> str:
-        live = self.live
-        if live.support is None:
-            return ""
-        if live.support.kind == "unconfigured":
-            return "Run: no model endpoint configured (CTXLENS_BASE_URL)"
-        if not live.support.runnable:
-            trace = self.session.trace()
-            source = trace.source if trace is not None else "these"
-            return f"Run: {source} traces cannot run · New demo run: Ctrl+Shift+N"
-        if live.busy == "opening":
-            return "Run: starting the model…"
-        if live.busy is not None:
-            return ("Running" if live.running else "Step") + ": " + self._activity
-        if live.phase is Phase.DONE:
-            stop = f" ({live.last_stop})" if live.last_stop not in ("", "done") else ""
-            return "Run: the turn is finished" + stop
-        paused = "Paused · " if live.last_stop == "paused" else ""
-        return f"{paused}Step: {live.next_text}"
+            reg[name].setEnabled(status.idle)
+        reg["run.rewind"].setToolTip(REWIND_TIP if status.idle else BUSY_TIP)
+        self.run_label.setText(status.line)
+        self.run_label.setToolTip(status.why)
 
     def _run_activity(self, text: str) -> None:
-        self._activity = text
         if self.live.busy in ("step", "run"):
-            self.run_label.setText(self._run_text())
+            self.run_label.setText(self.live.status().line)
         else:
             self.statusBar().showMessage(text, 5000)
 
@@ -675,23 +548,34 @@ class MainWindow(QMainWindow):
         if self.session.store is None:
             self.statusBar().showMessage("Open a store first (Ctrl+O).", 5000)
             return
-        if self.demo_dialog is not None:
-            self.demo_dialog.deleteLater()
         from ui.dialogs.new_demo import NewDemoDialog  # loaded on first use
 
-        self.demo_dialog = NewDemoDialog(self)
-        self.demo_dialog.chosen.connect(self.new_demo_run)
-        self.demo_dialog.open()
+        def make() -> NewDemoDialog:
+            dialog = NewDemoDialog(self)
+            dialog.chosen.connect(self.new_demo_run)
+            return dialog
+
+        self.demo_dialog = show_one(self.demo_dialog, make)
+
+    def show_run_task(self) -> None:
+        from ui.run_task import show_run_task
+
+        show_run_task(self)
 
     def new_demo_run(self, opts: DemoOptions) -> str | None:
         """Create a demo trace, show it, and open its turn (ready to Step or Run)."""
+        from core.demo.scenario import create_demo_trace  # loaded on first use
+
+        return self.start_new_run("start a new demo run", lambda s: create_demo_trace(s, opts))
+
+    def start_new_run(self, doing: str, create: Callable[[Store], str]) -> str | None:
+        """A new trace from ``create`` (New demo run, Run a task…), shown with its turn
+        open; ``None`` (and the reason shown) when it cannot start."""
         store = self.session.store
-        if store is None or not self._run_idle("start a new demo run"):
+        if store is None or not self._run_idle(doing):
             return None
         try:
-            from core.demo.scenario import create_demo_trace  # loaded on first use
-
-            trace_id = create_demo_trace(store, opts)
+            trace_id = create(store)
         except CtxlensError as exc:
             self.report_error(exc)
             return None
@@ -701,11 +585,15 @@ class MainWindow(QMainWindow):
         return trace_id
 
     def report_error(self, exc: object, title: str = "ctxlens") -> None:
+        from ui.errors import show_error
+
         if isinstance(exc, BaseException):
             self.last_error = show_error(self, exc, title)
 
     # -- view -----------------------------------------------------------------------------
     def show_palette(self) -> None:
+        from ui.palette import CommandPalette
+
         if self.palette_dialog is None:
             self.palette_dialog = CommandPalette(self.registry, self)
         self.palette_dialog.popup()
@@ -714,17 +602,18 @@ class MainWindow(QMainWindow):
         self.timeline.search_box.setFocus()
         self.timeline.search_box.selectAll()
 
-    def _only_toggled(self) -> None:
+    def only_toggled(self) -> None:
         self.timeline.only_matches.setChecked(self.registry["nav.only"].isChecked())
 
-    def _branches_toggled(self) -> None:
+    def branches_toggled(self) -> None:
         self.timeline.set_branches_visible(self.registry["nav.branches"].isChecked())
 
-    def _theme_toggled(self) -> None:
+    def theme_toggled(self) -> None:
         theme = "dark" if self.registry["view.dark"].isChecked() else "light"
         self.settings.theme = theme
         apply_theme(theme)
-        self.detail.set_dark(theme == "dark")
+        if self.ready:
+            self.detail.set_dark(theme == "dark")
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, LAYOUT_VERSION)
@@ -739,22 +628,11 @@ class MainWindow(QMainWindow):
         if labels:
             self.statusBar().showMessage("Cancelled: " + ", ".join(labels), 5000)
 
-    def _busy(self, busy: bool) -> None:
-        self.busy_bar.setVisible(busy)
-        self.busy_cancel.setVisible(busy)
-        self.busy_label.setText("Working: " + ", ".join(self.runner.labels()) if busy else "")
-
-    def _progress(self, label: str, value: object) -> None:
-        if isinstance(value, tuple) and len(value) == 2 and value[1]:
-            self.busy_label.setText(f"Working: {label} ({100 * value[0] // value[1]} %)")
-        elif isinstance(value, int):
-            self.busy_label.setText(f"Working: {label} ({value:,} items)")
-        elif isinstance(value, str):
-            self.busy_label.setText(f"Working: {label} ({value})")
-
     def is_settled(self) -> bool:
         """The trace (if there is one) is shown and no background work is pending
         (screenshots, tests)."""
+        if not self.ready:
+            return False
         shown = self.timeline.source is not None or self.session.trace_id is None
         idle = not self.runner.busy and self.live.settled and not self.timeline.loading
         return shown and self.session.store is not None and idle
@@ -773,14 +651,15 @@ class MainWindow(QMainWindow):
         apply_theme(self.settings.theme)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.live.needs_close() and _loop_running():
+        if self.ready and self.live.needs_close() and _loop_running():
             event.ignore()  # the live run closes on the loop first, then the window
             self.live.close_then(self.close)
             return
         self.settings.save_window_state(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.settings.sync()
         self.runner.shutdown()
-        self.timeline.shutdown()
+        if self.ready:  # closed before the panes were built: no timeline yet
+            self.timeline.shutdown()
         self.session.close()
         super().closeEvent(event)
 

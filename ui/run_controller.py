@@ -37,6 +37,8 @@ from core.run.live import (
     stored_step,
 )
 from core.run.state import Phase
+from core.run.status import FINISHED_TIP as FINISHED_TIP
+from core.run.status import Busy, RunState, RunStatus, run_status
 from ui.session import Session
 
 if TYPE_CHECKING:
@@ -53,10 +55,6 @@ def _call_cancelled() -> type[BaseException]:
 
 
 REFRESH_MS = 100
-Busy = Literal["opening", "step", "run", "closing"] | None
-FINISHED_TIP = (
-    "The turn is finished: rewind to continue, or start a new demo run (Run → New demo run…)"
-)
 
 
 class RunError(CtxlensError):
@@ -83,6 +81,9 @@ class RunController(QObject):
         self.busy: Busy = None
         self.last_stop = ""
         """Why the last Run returned: done, paused, cancelled, error."""
+        self.last_activity = ""
+        self._source = "these"
+        """The shown trace's source (what the status line names when it cannot run)."""
         self._runner: Runner | None = None
         self._stack: AsyncExitStack | None = None
         self._bound: tuple[int, str] | None = None
@@ -107,6 +108,7 @@ class RunController(QObject):
         self._endpoints: dict[str, tuple[Mapping[str, str], str]] = {}
         """Per trace: the endpoint (as an environment mapping, key included: memory only)
         and the task of a "Run a task…" run (``use_endpoint``)."""
+        self.activity.connect(self._heard)
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -135,15 +137,26 @@ class RunController(QObject):
         """No task in flight and no refresh pending (tests, screenshots)."""
         return not self._tasks and not self._refresh.isActive()
 
-    def can_step(self) -> bool:
-        return self.runnable and self.idle and self._steppable(self.phase)
+    def status(self) -> RunStatus:
+        """What the Run controls say now (``core/run/status.py:run_status``)."""
+        trace_id = self.session.trace_id
+        return run_status(
+            RunState(
+                self.support,
+                self._source,
+                self.phase,
+                self.next_text,
+                self.busy,
+                self._intent,
+                self._want_pause,
+                self.last_stop,
+                trace_id is not None and trace_id in self._endpoints,
+                self.last_activity,
+            )
+        )
 
-    def _steppable(self, phase: Phase) -> bool:
-        if phase is Phase.DONE:
-            return False
-        if phase is not Phase.IDLE or self.session.trace_id in self._endpoints:
-            return True
-        return self.support is not None and self.support.kind == "demo"
+    def can_step(self) -> bool:
+        return self.status().can_step
 
     def use_endpoint(self, trace_id: str, env: Mapping[str, str], task: str) -> None:
         """Run ``trace_id`` against this endpoint, its first turn on ``task``."""
@@ -152,21 +165,10 @@ class RunController(QObject):
 
     def why_not(self) -> str:
         """Why Run/Step are disabled (a tooltip), or what they run against."""
-        if self.support is None:
-            return "Open a trace first"
-        if not self.support.runnable:
-            return self.support.detail[0].upper() + self.support.detail[1:]
-        if self.phase is Phase.DONE:
-            return FINISHED_TIP
-        if (
-            self.phase is Phase.IDLE
-            and self.support.kind != "demo"
-            and not self._endpoints.get(self.session.trace_id or "")
-        ):
-            return "No turn is open on this trace: start one with `ctxlens run --trace`"
-        if not self.idle:
-            return f"Busy: {self.busy}"
-        return f"Runs against {self.support.detail}"
+        return self.status().why
+
+    def _heard(self, text: str) -> None:
+        self.last_activity = text
 
     def _here(self) -> tuple[int, str] | None:
         store, trace_id = self.session.store, self.session.trace_id
@@ -186,6 +188,7 @@ class RunController(QObject):
         trace = self.session.trace()
         env = self._endpoints.get(trace.id, (None, ""))[0] if trace is not None else None
         self.support = live_support(trace, env) if trace is not None else None
+        self._source = trace.source if trace is not None else "these"
         if self._runner is not None:
             self.phase, self.next_text = self._runner.phase, next_step_text(self._runner)
         elif trace is not None and self.support is not None and self.support.runnable:
@@ -207,7 +210,7 @@ class RunController(QObject):
         return self._start("run")
 
     def can_pause(self) -> bool:
-        return self._intent == "run" and self.busy in ("opening", "run") and not self._want_pause
+        return self.status().can_pause
 
     def pause(self) -> None:
         """Stop Run at the next step boundary (the current step finishes)."""
@@ -220,7 +223,7 @@ class RunController(QObject):
         self.changed.emit()
 
     def can_stop(self) -> bool:
-        return self.busy in ("opening", "step", "run")
+        return self.status().can_stop
 
     def stop(self) -> None:
         """Abandon an in-flight model call now (a cancelled runner is not reused: the next

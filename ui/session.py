@@ -7,11 +7,13 @@ Panes never keep their own idea of "the current trace": they reload when ``chang
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from core.records import Trace
-from core.store import Store
+if TYPE_CHECKING:  # the store loads SQLAlchemy: on the first open, not at start-up
+    from core.records import Trace
+    from core.store import Store
 
 
 class Session(QObject):
@@ -28,6 +30,8 @@ class Session(QObject):
         self.trace_id: str | None = None
 
     def open_store(self, target: str | Path) -> Store:
+        from core.store import Store
+
         return self.adopt(Store.open(target))
 
     def adopt(self, store: Store) -> Store:

@@ -21,10 +21,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--model",
-        choices=("auto", "scripted", "stop"),
+        choices=("auto", "scripted", "endpoint", "stop"),
         default="auto",
-        help="after the edit changes the context: the demo's scripted model (scripted), "
-        "or stop (auto: scripted for demo traces, stop otherwise)",
+        help="after the edit changes the context: the demo's scripted model (scripted), the "
+        "configured endpoint (endpoint: CTXLENS_BASE_URL, CTXLENS_MODEL, the key from "
+        "CTXLENS_API_KEY), or stop (auto: scripted for demo traces, stop otherwise)",
     )
     p.add_argument("--compare", action="store_true", help="add a comparison with the source")
     p.add_argument("--json", action="store_true")
@@ -40,6 +41,19 @@ def _content(path: str) -> str:
         raise CtxlensError(f"{path}: cannot read the new content ({exc})") from None
 
 
+def _endpoint(metadata: Any) -> Any:
+    from core.llm.settings import ENV_BASE_URL, ENV_MODEL
+    from core.replay.endpoint import configured_endpoint
+
+    endpoint = configured_endpoint(metadata)
+    if endpoint is None:
+        raise CtxlensError(
+            f"--model endpoint: no model endpoint configured: set {ENV_BASE_URL} and "
+            f"{ENV_MODEL} (the key in CTXLENS_API_KEY)"
+        )
+    return endpoint
+
+
 def run(ctx: CliContext) -> int:
     from app.commands.replay import emit_rerun
     from core.replay.fork import fork
@@ -47,10 +61,12 @@ def run(ctx: CliContext) -> int:
     a = ctx.args
     content = _content(a.content_file)
     store = ctx.store()
-    mode = {"auto": "auto", "scripted": "live", "stop": "stop"}[a.model]
+    mode = {"auto": "auto", "scripted": "live", "endpoint": "live", "stop": "stop"}[a.model]
     with store.read() as r:
-        before = r.message(r.find_trace(a.trace).id, a.at) if a.at >= 0 else None
-    result = fork(store, a.trace, a.at, content, mode)  # type: ignore[arg-type]
+        source = r.find_trace(a.trace)
+        before = r.message(source.id, a.at) if a.at >= 0 else None
+    endpoint = _endpoint(source.metadata) if a.model == "endpoint" else None
+    result = fork(store, a.trace, a.at, content, mode, endpoint)  # type: ignore[arg-type]
     with store.read() as r:
         after = r.message(result.trace_id, a.at)
     out = result.to_json()

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,9 @@ from core.errors import InvalidInputError
 FIELDS = ("input", "output", "cache_read", "cache_write")
 """Prices per million tokens; ``None`` where the provider publishes none."""
 
+SHIPPED = Path(__file__).with_name("data") / "prices.json"
+"""The price table shipped with ctxlens (read as a file: ``importlib.resources`` costs
+``ctxlens traces`` a tenth of its start-up)."""
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-latest)$")
 
 
@@ -75,7 +77,7 @@ def load_table(
     user_file: Path | None = None, overrides: Mapping[str, Mapping[str, Any]] | None = None
 ) -> PriceTable:
     """Shipped table, then ``user_file`` (default ``$CTXLENS_PRICES``), then ``overrides``."""
-    raw = json.loads(resources.files("core.cost").joinpath("data/prices.json").read_text())
+    raw = json.loads(SHIPPED.read_text(encoding="utf-8"))
     table = PriceTable(raw["table_date"], _index(raw["models"]))
     path = user_file or _env_file()
     if path is not None:

@@ -8,10 +8,12 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from core.errors import CtxlensError
-from core.store import Store
+
+if TYPE_CHECKING:
+    from core.store import Store
 
 #: format -> (label for a menu or file dialog, file name suffix, shortcut in the window)
 FORMATS: dict[str, tuple[str, str, str]] = {

@@ -169,6 +169,8 @@ class RerunOutcome:
             if r.diverged is not None
             else ""
         )
+        if r.diverged is not None and r.continued_with is not None:
+            diverged += f", then {r.continued_with} answered"
         return (
             f"Replayed into {r.trace_id}: {r.calls:,} calls, {r.compactions:,} compactions, "
             f"{r.input_tokens:,} input tokens, stopped: {r.stopped}{diverged}."

@@ -61,6 +61,11 @@ class BackendReply:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     reasoning: str = ""
+    usage: dict[str, Any] | None = None
+    """The usage a real endpoint reported (a replay forwarding to it); ``None``: the
+    server estimates it (``UsageMeter``)."""
+    model: str | None = None
+    """The model that answered, when it is not the one requested."""
 
     @property
     def finish(self) -> str:

@@ -265,13 +265,14 @@ class ModelServer:
                 writer, 500, _err(f"backend error: {exc}", "server_error"), keep
             )
         self.meter.remember(size)
-        usage = self.meter.usage(size, reply)
+        usage = reply.usage if reply.usage is not None else self.meter.usage(size, reply)
+        model = reply.model or chat.model
         rid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if chat.stream:
             include = bool((chat.body.get("stream_options") or {}).get("include_usage"))
             chunks = stream_chunks(
                 reply,
-                chat.model,
+                model,
                 rid,
                 created,
                 usage if include else None,
@@ -279,7 +280,7 @@ class ModelServer:
                 self.args_chunk,
             )
             return await _send_stream(writer, chunks, fault, keep)
-        body = completion_body(reply, chat.model, rid, created, usage)
+        body = completion_body(reply, model, rid, created, usage)
         return await _send_json(writer, 200, body, keep, fault=fault)
 
     async def _reply(self, chat: ChatRequest) -> BackendReply:

@@ -15,10 +15,14 @@ import asyncio
 from typing import Literal
 
 from core.errors import InvalidInputError
+from core.llm.settings import ModelSettings
 from core.replay.calls import CallRef, live_calls, trace_calls
 from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
 from core.run.events import EventBus
 from core.store import Store
+
+OnDiverge = Literal["stop", "live", "auto"]
+"""After the edit: the offline model (live), stop, or live where there is one (auto)."""
 
 
 def fork_call(live: list[CallRef], sequence: int) -> int:
@@ -38,11 +42,12 @@ def fork_options(
     trace_id: str,
     sequence: int,
     content: str,
-    on_diverge: Literal["stop", "live", "auto"] = "auto",
+    on_diverge: OnDiverge = "auto",
     title: str | None = None,
+    endpoint: ModelSettings | None = None,
 ) -> tuple[str, ReplayOptions]:
     """(source trace id, the re-run options of the fork), checking the message exists on
-    the trace's main path."""
+    the trace's main path; ``endpoint``: a configured model answers after the edit."""
     with store.read() as r:
         source = r.find_trace(trace_id)
         rows = r.path_rows(source.id, [sequence], r.segments(source.id))
@@ -55,7 +60,7 @@ def fork_options(
         live = live_calls(r, source.id, calls)
     at = fork_call(live, sequence)
     name = title or f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
-    opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content))
+    opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content), endpoint=endpoint)
     return source.id, opts
 
 
@@ -64,10 +69,11 @@ async def fork_async(
     trace_id: str,
     sequence: int,
     content: str,
-    on_diverge: Literal["stop", "live", "auto"] = "auto",
+    on_diverge: OnDiverge = "auto",
     events: EventBus | None = None,
+    endpoint: ModelSettings | None = None,
 ) -> ReplayResult:
-    source, opts = fork_options(store, trace_id, sequence, content, on_diverge)
+    source, opts = fork_options(store, trace_id, sequence, content, on_diverge, None, endpoint)
     return await replay_async(store, source, opts, events)
 
 
@@ -76,6 +82,7 @@ def fork(
     trace_id: str,
     sequence: int,
     content: str,
-    on_diverge: Literal["stop", "live", "auto"] = "auto",
+    on_diverge: OnDiverge = "auto",
+    endpoint: ModelSettings | None = None,
 ) -> ReplayResult:
-    return asyncio.run(fork_async(store, trace_id, sequence, content, on_diverge))
+    return asyncio.run(fork_async(store, trace_id, sequence, content, on_diverge, None, endpoint))

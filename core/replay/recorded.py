@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,18 +101,21 @@ class RecordedModel:
     """A request that differs from its recorded one diverges at once, however well the
     recorded reply would still fit (a fork with an edit: after the edit, the model
     answers, ``core/replay/fork.py``)."""
+    continuation: ChatBackend | None = None
+    """What answers after a divergence in ``live`` mode instead of the oracle: a configured
+    endpoint (``core/replay/endpoint.py:EndpointModel``)."""
     _next: dict[str, int] = field(default_factory=dict)
     _requests: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        if self.on_diverge == "live" and self.oracle is None:
-            raise ValueError("on_diverge='live' needs an oracle model")
+        if self.on_diverge == "live" and self.oracle is None and self.continuation is None:
+            raise ValueError("on_diverge='live' needs an oracle model or an endpoint")
         self._next = dict(self.start)
         self._inverse = self.renamer.inverse()
 
     # -- the backend ------------------------------------------------------------------------
-    def reply(self, request: ChatRequest) -> BackendReply:
+    def reply(self, request: ChatRequest) -> BackendReply | Awaitable[BackendReply]:
         with self._lock:
             if is_summary_request(request.messages):
                 return self._summary(request)
@@ -137,11 +141,16 @@ class RecordedModel:
             self.served.append(Served(serial, agent, "recorded", k, rec.call_index, same))
             return self._as_reply(rec)
 
-    def _after_divergence(self, request: ChatRequest, serial: int) -> BackendReply:
+    def _after_divergence(
+        self, request: ChatRequest, serial: int
+    ) -> BackendReply | Awaitable[BackendReply]:
         assert self.diverged is not None
-        if self.on_diverge == "live" and self.oracle is not None:
+        if self.on_diverge == "live" and (self.continuation or self.oracle) is not None:
             agent = self.recording.agent_of(self.recording.family(_system_text(request)))
             self.served.append(Served(serial, agent, "live"))
+            if self.continuation is not None:  # awaited by the server, outside the lock
+                return self.continuation.reply(request)
+            assert self.oracle is not None
             return _sync_reply(self.oracle, request)
         self.served.append(Served(serial, self.diverged.agent, "refused"))
         raise ReplayStopped(

@@ -21,8 +21,10 @@ from typing import Any, Literal
 from core.errors import InvalidInputError
 from core.exporters.ctxlens_json import export_text
 from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer
+from core.llm.settings import ModelSettings
 from core.records import Message, NewMessage
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
+from core.replay.endpoint import EndpointModel, describe
 from core.replay.prefix import Copied, Cut, copy_prefix, covering, cut_before
 from core.replay.recorded import OnDiverge, RecordedModel, ReplayDiverged
 from core.replay.recording import Recording
@@ -51,6 +53,9 @@ class ReplayOptions:
     edit: tuple[int, str] | None = None
     """``(sequence, content)``: that message of the copied prefix gets this content, and
     the run continues from the edit (``core/replay/fork.py``)."""
+    endpoint: ModelSettings | None = None
+    """A configured endpoint that answers after a divergence (``live``) instead of the
+    offline model (``core/replay/endpoint.py``)."""
 
 
 @dataclass
@@ -73,6 +78,9 @@ class ReplayResult:
     metrics: dict[str, Any]
     copied: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    continued_with: str | None = None
+    """What answered after the divergence: the demo's scripted model, a configured
+    endpoint (its model and URL, never its key), or ``None`` (stopped)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +105,7 @@ class ReplayResult:
             "main_llm_calls": self.metrics.get("main_llm_calls"),
             "copied": self.copied,
             "elapsed_s": round(self.elapsed_s, 3),
+            "continued_with": self.continued_with,
         }
 
 
@@ -120,7 +129,8 @@ async def replay_async(
         cut = covering(cut, calls[opts.from_call], opts.edit[0])
     target, renamer, copied = _new_trace(store, source, opts, cut, config, refs)
     kit = kit_for(source.metadata, recording, renamer, copied.clock_ticks)
-    mode = _mode(opts.on_diverge, kit)
+    endpoint = EndpointModel(opts.endpoint) if opts.endpoint is not None else None
+    mode = _mode(opts.on_diverge, kit, endpoint is not None)
     model = RecordedModel(
         recording,
         renamer,
@@ -128,6 +138,7 @@ async def replay_async(
         mode,
         start=recording.positions_before(cut.call_index) if not cut.fresh else {},
         strict=opts.edit is not None,
+        continuation=endpoint,
     )
     limit = opts.max_calls or 3 * len(calls) + 50
     with ModelServer(model) as server:
@@ -159,15 +170,22 @@ def _config(
     return config.with_settings(list(settings))
 
 
-def _mode(wanted: str, kit: SourceKit) -> OnDiverge:
-    if wanted == "live" and kit.oracle is None:
+def _mode(wanted: str, kit: SourceKit, endpoint: bool = False) -> OnDiverge:
+    can_go_on = kit.oracle is not None or endpoint
+    if wanted == "live" and not can_go_on:
         raise InvalidInputError(
             "--on-diverge live: this trace has no offline model to continue with "
             "(only demo traces do); use --on-diverge stop"
         )
     if wanted == "auto":
-        return "live" if kit.oracle is not None else "stop"
+        return "live" if can_go_on else "stop"
     return "live" if wanted == "live" else "stop"
+
+
+def _continued_with(mode: str, opts: ReplayOptions) -> str | None:
+    if mode == "stop":
+        return None
+    return describe(opts.endpoint) if opts.endpoint is not None else "the demo's scripted model"
 
 
 def _new_trace(
@@ -332,6 +350,7 @@ def _result(
         metrics=metrics,
         copied=copied.to_json(),
         elapsed_s=time.perf_counter() - started,
+        continued_with=_continued_with(mode, opts),
     )
     summary = {k: v for k, v in result.to_json().items() if k not in ("trace_id", "settings")}
     with store.write() as w:

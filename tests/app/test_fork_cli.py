@@ -83,3 +83,63 @@ def test_fork_stops_without_a_model_and_bad_input_is_one_line(
         assert main(["--db", str(db), "fork", source, *args]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0], err
+
+
+def _sample(tmp_path: Path) -> tuple[Path, str, int]:
+    from core.sample import write_sample
+
+    db = tmp_path / "sample.db"
+    with Store.open(db) as s:
+        write_sample(s)
+        trace = s.traces()[0].id
+        with s.read() as r:
+            user = next(m.sequence for m in r.iter_main_path(trace) if m.role == "user")
+    return db, trace, user
+
+
+def test_fork_with_model_endpoint_continues_on_the_configured_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--model endpoint``: after the edit the configured endpoint answers; the fork
+    records its replies with the usage and model it reported, and never its key."""
+    from tests.helpers.loopback_endpoint import ANSWER, MODEL, USAGE, loopback_endpoint
+
+    db, source, seq = _sample(tmp_path)
+    edit = tmp_path / "edit.txt"
+    edit.write_text("Plan a different trip instead.", encoding="utf-8")
+    with loopback_endpoint() as (endpoint, env):
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        code, out = _cli("--db", str(db), "fork", source, "--at", str(seq),
+                         "--content-file", str(edit), "--model", "endpoint", "--json")  # fmt: skip
+    assert code == 0
+    assert (
+        out["live_replies"] > 0
+        and out["continued_with"] == f"model {MODEL} at {env['CTXLENS_BASE_URL']}"
+    )
+    assert endpoint.requests, "the endpoint was called"
+    sent = endpoint.requests[0].messages
+    assert any(m.get("content") == "Plan a different trip instead." for m in sent)
+    with Store.open(db) as s, s.read() as r:
+        calls = r.llm_calls(out["trace_id"])
+        answers = [m.content for m in r.iter_main_path(out["trace_id"]) if m.role == "assistant"]
+    assert calls and all(c.model == MODEL and c.usage == USAGE for c in calls)
+    assert ANSWER in answers
+    for stored in (p for p in db.parent.glob(db.name + "*") if p.is_file()):
+        assert b"sk-test-loopback-secret" not in stored.read_bytes(), stored
+
+
+def test_fork_with_model_endpoint_unconfigured_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, source, seq = _sample(tmp_path)
+    edit = tmp_path / "edit.txt"
+    edit.write_text("x", encoding="utf-8")
+    for key in ("CTXLENS_BASE_URL", "CTXLENS_MODEL"):
+        monkeypatch.delenv(key, raising=False)
+    args = ["--db", str(db), "fork", source, "--at", str(seq), "--content-file", str(edit)]
+    assert main([*args, "--model", "endpoint"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "CTXLENS_BASE_URL" in err
+    with Store.open(db) as s:
+        assert len(s.traces()) == 1, "no fork was made"

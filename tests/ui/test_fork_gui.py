@@ -84,3 +84,57 @@ def test_comparing_runs_of_different_lengths_warns(
         qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
         runner.shutdown()
         store.close()
+
+
+def test_fork_continues_on_the_configured_endpoint(
+    qtbot: Any, window: Any, sample_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an endpoint configured (``CTXLENS_BASE_URL``, ``CTXLENS_MODEL``) the dialog
+    offers it first; Continue sends the edited context to it and the fork records its
+    replies (their model and usage as the endpoint reported them)."""
+    from tests.helpers.loopback_endpoint import ANSWER, MODEL, USAGE, loopback_endpoint
+
+    trace = window.session.trace_id
+    with Store.open(sample_path) as s, s.read() as r:
+        user = next(m for m in r.iter_main_path(trace) if m.role == "user")
+    with loopback_endpoint() as (endpoint, env):
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        assert window.timeline.select_sequence(user.sequence)
+        window.registry["run.fork"].trigger()
+        dialog = window.replay.fork_dialog
+        qtbot.waitUntil(dialog.isVisible)
+        assert dialog.after.currentData() == "endpoint"
+        assert (
+            MODEL in dialog.after.currentText()
+            and env["CTXLENS_BASE_URL"] in dialog.after.currentText()
+        )
+        dialog.editor.setPlainText(EDITED)
+        with qtbot.waitSignal(dialog.finished_run, timeout=120_000) as sig:
+            dialog.run_button.click()
+    outcome: RerunOutcome = sig.args[0]
+    assert outcome.result is not None and outcome.result.live_replies > 0
+    assert "configured" not in dialog.error.text() and MODEL in dialog.status.text()
+    assert any(m.get("content") == EDITED for m in endpoint.requests[0].messages)
+    new = outcome.result.trace_id
+    with Store.open(sample_path) as s, s.read() as r:
+        assert ANSWER in [m.content for m in r.iter_main_path(new) if m.role == "assistant"]
+        assert all(c.model == MODEL and c.usage == USAGE for c in r.llm_calls(new))
+    view = window.replay.compare_window
+    qtbot.waitUntil(lambda: view is not None and view.comparison is not None, timeout=60_000)
+    view.close()
+    dialog.close()
+    settle(qtbot, window)
+
+
+def test_without_an_endpoint_the_fork_dialog_does_not_offer_one(
+    qtbot: Any, window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CTXLENS_BASE_URL", raising=False)
+    window.timeline.select_sequence(1)
+    window.registry["run.fork"].trigger()
+    dialog = window.replay.fork_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    values = [dialog.after.itemData(i) for i in range(dialog.after.count())]
+    assert "endpoint" not in values and values[0] == "auto"
+    dialog.close()

@@ -1,11 +1,17 @@
-"""Cold start stays under a second: the window's module does not load the runtime parts
-it only needs later (the model client, the demo, the replay engine)."""
+"""The window paints first (issue 17): what its first frame needs loads in milliseconds,
+and the store, SQLAlchemy, the panes and the runtime load after that frame
+(``ui/window_panes.py``). A headless command loads only its own module."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from ui.main_window import MainWindow
+from ui.settings import AppSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFERRED = (
@@ -16,19 +22,76 @@ DEFERRED = (
     "core.replay.rerun",
     "alembic",
 )
+#: Not loaded before the first frame: the store and what the panes read with.
+AFTER_FIRST_PAINT = (
+    "sqlalchemy",
+    "core.store.store",
+    "core.store.reader",
+    "core.records",
+    "core.inspect.bands",
+    "core.run.live",
+    "core.importers.api",
+    "tiktoken",
+    "pygments",
+    "ui.window_panes",
+    "ui.panes.traces",
+    "ui.timeline.widget",
+    "ui.run_controller",
+    "ui.live",
+)
 
 
-def test_main_window_defers_heavy_modules() -> None:
-    probe = (
-        f"import sys\nimport ui.main_window\nprint([m for m in {DEFERRED!r} if m in sys.modules])"
-    )
+def _loaded(code: str, names: tuple[str, ...]) -> list[str]:
+    probe = f"import sys\n{code}\nprint([m for m in {names!r} if m in sys.modules])"
     res = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"},
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]", f"loaded at start-up: {res.stdout.strip()}"
+    return ast.literal_eval(res.stdout.strip().splitlines()[-1])
+
+
+def test_main_window_defers_heavy_modules() -> None:
+    assert _loaded("import ui.main_window", DEFERRED) == []
+
+
+def test_the_first_frame_loads_no_store_and_no_pane() -> None:
+    """``app/gui.py:make_window`` as the app starts it: the frame exists, nothing else."""
+    code = (
+        "from app.gui import GuiOptions, make_window\n"
+        "import tempfile, os\n"
+        "d = tempfile.mkdtemp()\n"
+        "app, w = make_window(GuiOptions(db=os.path.join(d, 'x.db'), "
+        "settings=os.path.join(d, 's.ini')))\n"
+        "assert not w.ready and 'traces' in w.docks and w.registry['file.open']"
+    )
+    assert _loaded(code, AFTER_FIRST_PAINT + DEFERRED) == []
+
+
+def test_a_headless_command_loads_only_its_own_module(sample_path: Path) -> None:
+    code = f"from app.cli import main\nassert main(['--db', {str(sample_path)!r}, 'traces']) == 0"
+    others = ("app.commands.gui", "app.commands.run", "app.commands.search", "app.commands.fork")
+    assert _loaded(code, (*others, "sqlalchemy")) == []
+
+
+def test_the_window_paints_then_fills_in(
+    qtbot: Any, settings: AppSettings, sample_path: Path
+) -> None:
+    """``paint_first``: the first frame shows the docks loading; requests made before the
+    panes exist (open a store) run once they are built, and the trace shows."""
+    win = MainWindow(settings, paint_first=True)
+    qtbot.addWidget(win)
+    assert not win.ready and not hasattr(win, "timeline")
+    assert win.docks["traces"].widget().text() == "Loading…"
+    assert win.open_store(sample_path)
+    assert "Opening" in win.statusBar().currentMessage()
+    win.show()
+    qtbot.waitUntil(lambda: win.ready, timeout=20_000)
+    qtbot.waitUntil(win.is_settled, timeout=20_000)
+    assert win.docks["traces"].widget() is win.traces
+    assert win.session.trace_id is not None and win.timeline.source is not None
+    assert win.traces.model.records, "the trace list is filled"

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -50,6 +49,7 @@ from core.inspect.compaction import (
     summarizer_label,
 )
 from ui.dialogs.diff_model import DiffModel
+from ui.dialogs.form import token_box
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
@@ -101,12 +101,7 @@ class CompactDialog(QDialog):
         for name in ALL_LEVELS:
             self.level.addItem(name, name)
         self.level.setCurrentIndex(max(0, self.level.findData(req.level)))
-        self.window_box = QSpinBox()
-        self.window_box.setRange(256, 10_000_000)
-        self.window_box.setSingleStep(1024)
-        self.window_box.setGroupSeparatorShown(True)
-        self.window_box.setSuffix(" tokens")
-        self.window_box.setValue(req.window)
+        self.window_box = token_box(256, 10_000_000, 1024, req.window)
         self.threshold_box = QDoubleSpinBox()
         self.threshold_box.setRange(0.01, 1.0)
         self.threshold_box.setSingleStep(0.05)

@@ -8,18 +8,17 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QLabel,
     QPlainTextEdit,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from core.demo.scenario import TASK, DemoOptions, demo_config
 from core.errors import CtxlensError
 from core.run.config import settings_help
+from ui.dialogs.form import accept_buttons, column, token_box
 
 MODES = {
     "ctxlens": "ctxlens — goal, snip, micro and summary layers",
@@ -37,13 +36,7 @@ class NewDemoDialog(QDialog):
         self.setObjectName("newDemoDialog")
         self.setWindowTitle("New demo run")
         defaults = DemoOptions()
-        self.window_box = QSpinBox()
-        self.window_box.setObjectName("demoWindow")
-        self.window_box.setRange(4_000, 1_000_000)
-        self.window_box.setSingleStep(2_000)
-        self.window_box.setGroupSeparatorShown(True)
-        self.window_box.setSuffix(" tokens")
-        self.window_box.setValue(defaults.window)
+        self.window_box = token_box(4_000, 1_000_000, 2_000, defaults.window, "demoWindow")
         self.mode = QComboBox()
         self.mode.setObjectName("demoCompaction")
         for key, label in MODES.items():
@@ -76,18 +69,7 @@ class NewDemoDialog(QDialog):
         form.addRow("Compaction", self.mode)
         form.addRow("Model calls", self.steps)
         form.addRow("Run settings", self.settings)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Create")
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(task)
-        layout.addLayout(form)
-        layout.addWidget(self.error)
-        layout.addWidget(note)
-        layout.addWidget(buttons)
+        column(self, task, form, self.error, note, accept_buttons(self, self._accept, "Create"))
 
     def options(self) -> DemoOptions:
         return DemoOptions(

@@ -12,19 +12,17 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from core.errors import CtxlensError
 from core.llm.settings import ENV_BASE_URL, ENV_KEYS, ENV_MODEL
 from core.run.task_run import KEYRING_SERVICE, TaskRun, find_key, keyring_available
+from ui.dialogs.form import accept_buttons, column, token_box
 
 
 class RunTaskDialog(QDialog):
@@ -55,12 +53,7 @@ class RunTaskDialog(QDialog):
         self.key.addItem("no key", "none")
         self.key_state = QLabel()
         self.key_state.setObjectName("taskKeyState")
-        self.window_box = QSpinBox()
-        self.window_box.setRange(4_000, 2_000_000)
-        self.window_box.setSingleStep(8_000)
-        self.window_box.setGroupSeparatorShown(True)
-        self.window_box.setSuffix(" tokens")
-        self.window_box.setValue(128_000)
+        self.window_box = token_box(4_000, 2_000_000, 8_000, 128_000)
         self.demo_tools = QCheckBox("Offer the demo world's tools")
         self.error = QLabel()
         self.error.setObjectName("taskError")
@@ -79,17 +72,7 @@ class RunTaskDialog(QDialog):
             "store, the settings or the logs. Requests go only to the base URL above."
         )
         note.setWordWrap(True)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
+        column(self, form, note, self.error, accept_buttons(self, self._accept, "Start"))
         self.key.currentIndexChanged.connect(self._show_key_state)
         self.base_url.textChanged.connect(self._show_key_state)
         self._show_key_state()

@@ -15,12 +15,12 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from core.errors import CtxlensError
 from core.inspect.store_url import has_password, strip_password, with_password
+from ui.dialogs.form import accept_buttons, column
 from ui.theme import set_accent
 
 PLACEHOLDER = "postgresql+psycopg://user@host:5432/ctxlens"
@@ -55,16 +55,8 @@ class StoreUrlDialog(QDialog):
         form = QFormLayout()
         form.addRow("URL", self.url)
         form.addRow("Password", self.password)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
+        buttons = accept_buttons(self, self._accept, ok=QDialogButtonBox.StandardButton.Open)
+        column(self, form, note, self.error, buttons)
         (self.password if self.url.text() else self.url).setFocus()
 
     def target(self) -> str:

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 
 from core.inspect.rerun import RerunOutcome, RerunProgress, run_rerun
 from core.records import Message
-from core.replay.fork import fork_options
+from core.replay.endpoint import configured_endpoint, describe
+from core.replay.fork import OnDiverge, fork_options
 from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
@@ -32,6 +33,8 @@ AFTER_EDIT = (
     ("live", "the demo's scripted model"),
     ("stop", "stop: keep only the edited prefix"),
 )
+ENDPOINT = "endpoint"
+"""The choice "the configured model": offered (first) when an endpoint is configured."""
 
 
 class ForkDialog(QDialog):
@@ -56,7 +59,12 @@ class ForkDialog(QDialog):
         intro.setWordWrap(True)
         self.editor = QPlainTextEdit(message.content)
         self.editor.setObjectName("forkEditor")
+        self.endpoint = configured_endpoint(store.trace(trace_id).metadata)
         self.after = QComboBox()
+        self.after.setObjectName("forkAfter")
+        if self.endpoint is not None:
+            self.after.addItem(f"After the edit: the configured {describe(self.endpoint)}",
+                               ENDPOINT)  # fmt: skip
         for value, label in AFTER_EDIT:
             self.after.addItem(f"After the edit: {label}", value)
         self.status = QLabel("")
@@ -89,8 +97,11 @@ class ForkDialog(QDialog):
         self.status.setText("Forking…")
         self.run_button.setEnabled(False)
 
+        endpoint = self.endpoint if mode == ENDPOINT else None
+        on_diverge: OnDiverge = "live" if endpoint is not None else mode
+
         def task(c: TaskControl) -> RerunOutcome:
-            source, opts = fork_options(store, trace_id, seq, content, mode)
+            source, opts = fork_options(store, trace_id, seq, content, on_diverge, None, endpoint)
             return run_rerun(store, source, opts, c.cancel, c.report)
 
         self.job = self.runner.submit(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from ui.one_dialog import show_one
 from ui.replay.playback import Panes, PlaybackController
 from ui.replay.scrubber import ScrubberBar
 
@@ -98,17 +99,15 @@ class ReplayUi(QObject):
             return
         frame = self.playback.frame
         start = frame.state.position if frame is not None else 0
-        if self.rerun_dialog is not None:
-            if self.rerun_dialog.job is not None:  # one replay at a time: show the running one
-                self.rerun_dialog.open()
-                return
-            self.rerun_dialog.deleteLater()
         from ui.replay.rerun_dialog import RerunDialog  # loaded on first use (cold start)
 
-        dialog = RerunDialog(store, w.runner, trace, start, w)
-        dialog.finished_run.connect(self._replayed)
-        self.rerun_dialog = dialog
-        dialog.open()
+        def make() -> RerunDialog:
+            dialog = RerunDialog(store, w.runner, trace, start, w)
+            dialog.finished_run.connect(self._replayed)
+            return dialog
+
+        running = lambda d: d.job is not None  # noqa: E731 (one replay at a time: show it)
+        self.rerun_dialog = show_one(self.rerun_dialog, make, running)
 
     def _replayed(self, outcome: RerunOutcome) -> None:
         w = self.window
@@ -130,13 +129,14 @@ class ReplayUi(QObject):
 
         with store.read() as r:
             message = r.message(trace_id, seq)
-        if self.fork_dialog is not None:
-            self.fork_dialog.deleteLater()
-        dialog = ForkDialog(store, w.runner, trace_id, message, w)
-        dialog.finished_run.connect(self._replayed)
-        self.fork_dialog = dialog
-        dialog.open()
-        return dialog
+
+        def make() -> ForkDialog:
+            dialog = ForkDialog(store, w.runner, trace_id, message, w)
+            dialog.finished_run.connect(self._replayed)
+            return dialog
+
+        self.fork_dialog = show_one(self.fork_dialog, make)
+        return self.fork_dialog
 
     # -- compare ----------------------------------------------------------------------------
     def compare_selected(self) -> None:
