@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from core.inspect.call_numbers import CallChoice, call_choices
 from core.inspect.context_report import (
     ContextDiff,
     ContextReport,
     ReportRow,
-    call_diff,
-    call_report,
     current_report,
+    last_call_diff,
+    numbered_call_report,
 )
-from core.records import LlmCall
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import RecordTable
@@ -67,11 +68,9 @@ def load_context(
             return Loaded(replace(report, label=f"the context at #{head}"), None, live=False)
         if call_index is None:
             report = current_report(r, trace_id, cancel=c.cancel, progress=c.report)
-            calls = r.llm_calls(trace_id)
-            diff = call_diff(r, trace_id, calls[-1].call_index) if calls else None
+            diff = last_call_diff(r, trace_id)
         else:
-            report = call_report(r, r.llm_call(trace_id, call_index), cancel=c.cancel)
-            diff = call_diff(r, trace_id, call_index)
+            report, diff = numbered_call_report(r, trace_id, call_index, cancel=c.cancel)
     return Loaded(report, diff, live=call_index is None)
 
 
@@ -147,12 +146,21 @@ class ContextPane(QWidget):
             self._clear()
             return
         with store.read() as r:
-            calls = r.llm_calls(trace_id)
-        for c in calls:
-            self.calls.addItem(_call_label(c), c.call_index)
+            choices = call_choices(r, trace_id)
+        for choice in choices:
+            self._add_choice(choice)
         if keep is not None:  # the same trace grew or moved: stay on the chosen call
             self.calls.setCurrentIndex(max(0, self.calls.findData(keep)))
         self.load()
+
+    def _add_choice(self, choice: CallChoice) -> None:
+        """One call of the box; a call a rewind abandoned is dimmed (its label says so)."""
+        self.calls.addItem(choice.label, choice.call_index)
+        i = self.calls.count() - 1
+        self.calls.setItemData(i, choice.tip, Qt.ItemDataRole.ToolTipRole)
+        if choice.abandoned:
+            dim = self.palette().color(QPalette.ColorRole.PlaceholderText)
+            self.calls.setItemData(i, dim, Qt.ItemDataRole.ForegroundRole)
 
     def select_call(self, call_index: int | None) -> None:
         i = self.calls.findData(call_index)
@@ -232,12 +240,6 @@ class ContextPane(QWidget):
         rec = model.record(index.row())
         if rec is not None and rec.sequence is not None:
             self.select_message.emit(rec.sequence)
-
-
-def _call_label(c: LlmCall) -> str:
-    prompt = c.usage.get("prompt_tokens") if isinstance(c.usage, dict) else None
-    tok = f", {prompt:,} prompt tok" if isinstance(prompt, int) else ""
-    return f"Call {c.call_index} — {c.model or 'model'}, {len(c.context)} items{tok}"
 
 
 def _summary(rep: ContextReport) -> str:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.goals import GoalNode, goal_outline, subtree_messages
+from core.inspect.goals import GoalNode, goal_outline
 from ui.icons import status_icon
 from ui.plain import plain_label, plain_tip
 from ui.session import Session
@@ -129,11 +129,7 @@ class GoalTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
             return status_icon(n.status)
         if role == Qt.ItemDataRole.ToolTipRole:
-            total = subtree_messages(self.nodes, n.id)
-            more = f"\n{total:,} messages with its sub-goals" if total != n.messages else ""
-            return plain_tip(
-                n.detail() + more + "\nClick to show only its messages in the timeline."
-            )
+            return plain_tip(n.detail() + "\nClick to show only its messages in the timeline.")
         if role == Qt.ItemDataRole.FontRole and n.focus:
             font = QFont()
             font.setBold(True)
@@ -153,13 +149,15 @@ class GoalTreeModel(QAbstractItemModel):
     def _text(n: GoalNode, col: int) -> str:
         if col == 0:
             return f"{n.id}  {n.title}".rstrip()
-        return f"{n.messages:,}" if col == 1 else f"{n.tokens:,}"
+        return f"{n.shown_messages:,}" if col == 1 else f"{n.shown_tokens:,}"
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return HEADERS[section] if 0 <= section < len(HEADERS) else None
+        if role == Qt.ItemDataRole.ToolTipRole and section in (1, 2):
+            return "Messages and tokens on the current path, the goal's own and its sub-goals'"
         return None
 
 
