@@ -119,3 +119,43 @@ def test_a_parent_goal_counts_the_messages_clicking_it_shows(
     rows = [model.row_record(i) for i in range(model.rowCount())]
     assert len([r for r in rows if isinstance(r, TimelineRow)]) == parent.shown_messages
     assert "with its sub-goals" in window.goals.detail.text()
+
+
+def test_rewind_then_step_on_a_demo_run_counts_the_new_branchs_calls(
+    qtbot: Any, settings: Any, qloop: Any, tmp_path_factory: Any
+) -> None:
+    from tests.helpers.shared_demo import demo_copy
+    from tests.ui.test_run_controls import _drive, _single_call_result, _step
+
+    db, trace_id = demo_copy(tmp_path_factory, tmp_path_factory.mktemp("rewind-step"))
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.resize(1600, 1000)
+    win.show()
+    assert win.open_store(db, trace_id)
+    settle(qtbot, win)
+    with Store.open(db) as s, s.read() as r:
+        path = r.main_path_sequences(trace_id)
+    with Store.open(db) as s:
+        target = _single_call_result(s, trace_id, path[: len(path) // 2])
+    before = _numbering(db, trace_id)
+
+    async def scenario() -> None:
+        win.rewind_to(target)
+        await _settle_async(win)
+        for _ in range(4):
+            await _step(win)
+
+    _drive(qloop, win, scenario)
+    settle(qtbot, win)
+    after = _numbering(db, trace_id)
+    assert after.abandoned > before.abandoned == 0 and len(after.calls) > len(before.calls)
+    new = [n for n in after.calls if n.call.position >= len(before.calls)]
+    assert new and all(not n.abandoned for n in new), "the new branch's calls are current"
+    _check_panes(qtbot, win, db, trace_id)
+
+
+async def _settle_async(win: MainWindow) -> None:
+    from app.gui import settled
+
+    assert await settled(win, 30)
