@@ -48,9 +48,6 @@ class CallNumbering:
     def abandoned(self) -> int:
         return len(self.calls) - self.total
 
-    def at(self, position: int) -> CallNumber:
-        return self.calls[position]
-
     def by_index(self, call_index: int | None) -> CallNumber | None:
         return next((n for n in self.calls if n.call.call_index == call_index), None)
 
