@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from core.replay.calls import CallRef, live_calls, trace_calls
 from core.store.reader import Reader
 
-ABANDONED = "abandoned by a rewind"
-
 
 @dataclass(frozen=True, slots=True)
 class CallNumber:
@@ -26,6 +24,10 @@ class CallNumber:
     @property
     def abandoned(self) -> bool:
         return self.number is None
+
+
+ABANDONED = "abandoned by a rewind"
+"""How a call (or message) the current path no longer holds is named."""
 
 
 @dataclass(frozen=True)

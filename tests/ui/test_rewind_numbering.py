@@ -125,15 +125,11 @@ def test_rewind_then_step_on_a_demo_run_counts_the_new_branchs_calls(
     qtbot: Any, settings: Any, qloop: Any, tmp_path_factory: Any
 ) -> None:
     from tests.helpers.shared_demo import demo_copy
+    from tests.ui.test_replay_gui import open_window
     from tests.ui.test_run_controls import _drive, _single_call_result, _step
 
     db, trace_id = demo_copy(tmp_path_factory, tmp_path_factory.mktemp("rewind-step"))
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1600, 1000)
-    win.show()
-    assert win.open_store(db, trace_id)
-    settle(qtbot, win)
+    win = open_window(qtbot, settings, db, trace_id)
     with Store.open(db) as s, s.read() as r:
         path = r.main_path_sequences(trace_id)
     with Store.open(db) as s:
