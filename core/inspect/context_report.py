@@ -25,6 +25,7 @@ from core.context.view import (
     request_sha256,
     tokens_of,
 )
+from core.inspect.call_numbers import CallNumbering, call_numbering
 from core.inspect.membership import iter_current, resolve_items
 from core.inspect.recorded import Recorded, recorded_of, with_unexplained
 from core.inspect.timeline import preview_of
@@ -208,11 +209,13 @@ def call_report(
     *,
     keep: int = KEEP,
     cancel: threading.Event | None = None,
+    label: str | None = None,
 ) -> ContextReport:
-    """Exactly the item list recorded for an LLM call."""
+    """Exactly the item list recorded for an LLM call; ``label``: its name in the trace's
+    call numbering (``CallNumbering.name``)."""
     trace = reader.trace(call.trace_id)
     budget = budget_of(trace.source, trace.metadata)
-    label = f"call {call.call_index}"
+    label = label or f"call {call.call_index}"
     rows, elided, n, by, digest = build_report(
         resolve_items(reader, call.trace_id, call.context),
         label=label,
@@ -310,24 +313,46 @@ def diff_report(
     )
 
 
-def call_diff(reader: Reader, trace_id: str, call_index: int) -> ContextDiff | None:
-    """Diff between call N and call N+1, or between the last call and the next call."""
-    calls = {c.call_index: c for c in reader.llm_calls(trace_id)}
-    if call_index not in calls:
+def call_diff(
+    reader: Reader, trace_id: str, call_index: int, numbering: CallNumbering | None = None
+) -> ContextDiff | None:
+    """Diff between a call and the next call of its kind (the current path's next call, or
+    the next one on the abandoned branch); the current path's last call is compared with
+    the next call (the current context)."""
+    numbering = numbering or call_numbering(reader, trace_id)
+    n = numbering.by_index(call_index)
+    if n is None or n.call.context is None:
         return None
-    before = calls[call_index]
-    after = calls.get(call_index + 1)
-    if after is not None:
-        return diff_report(
-            reader,
-            trace_id,
-            before.context,
-            after.context,
-            f"call {call_index}",
-            f"call {call_index + 1}",
-        )
+    before, name = n.call.context, numbering.short(n.call.position)
+    after = numbering.next_of(n.call.position)
+    if after is not None and after.call.context is not None:
+        after_name = numbering.short(after.call.position)
+        return diff_report(reader, trace_id, before, after.call.context, name, after_name)
+    if n.abandoned:
+        return None
     items = tuple(item for item, _ in _bounded(iter_current(reader, trace_id), 50_000))
-    return diff_report(reader, trace_id, before.context, items, f"call {call_index}", "next call")
+    return diff_report(reader, trace_id, before, items, name, "next call")
+
+
+def numbered_call_report(
+    reader: Reader, trace_id: str, call_index: int, *, cancel: threading.Event | None = None
+) -> tuple[ContextReport, ContextDiff | None]:
+    """A recorded call's report and its diff, named by the trace's call numbering (the
+    scrubber's "call 41 / 127", or "a call abandoned by a rewind")."""
+    numbering = call_numbering(reader, trace_id)
+    n = numbering.by_index(call_index)
+    label = None if n is None else numbering.name(n.call.position)
+    report = call_report(reader, reader.llm_call(trace_id, call_index), cancel=cancel, label=label)
+    return report, call_diff(reader, trace_id, call_index, numbering)
+
+
+def last_call_diff(reader: Reader, trace_id: str) -> ContextDiff | None:
+    """The current path's last call against the next call (not a call a rewind left)."""
+    numbering = call_numbering(reader, trace_id)
+    last = numbering.last_current()
+    if last is None or last.call.call_index is None:
+        return None
+    return call_diff(reader, trace_id, last.call.call_index, numbering)
 
 
 def _bounded(

@@ -9,7 +9,7 @@ unknown status.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.goals import GoalTree, goal_tree_at
 from core.store.reader import Reader
@@ -35,6 +35,19 @@ class GoalNode:
     focus: bool = False
     summary: str = ""
     """What a completed goal achieved, or why an abandoned one was dropped."""
+    total_messages: int | None = None
+    """With its sub-goals (what filtering the timeline by it shows); ``None``: not summed."""
+    total_tokens: int | None = None
+
+    @property
+    def shown_messages(self) -> int:
+        """The pane's count: the goal with its sub-goals, so a parent never reads 0 while
+        its sub-goal holds the messages."""
+        return self.messages if self.total_messages is None else self.total_messages
+
+    @property
+    def shown_tokens(self) -> int:
+        return self.tokens if self.total_tokens is None else self.total_tokens
 
     @property
     def status_label(self) -> str:
@@ -47,6 +60,11 @@ class GoalNode:
         if self.focus:
             parts.append("in focus")
         parts.append(f"{self.messages:,} messages, {self.tokens:,} tokens on the main path")
+        if self.shown_messages != self.messages:
+            sub = (
+                f"{self.shown_messages:,} messages, {self.shown_tokens:,} tokens with its sub-goals"
+            )
+            parts.append(sub)
         text = " · ".join(parts)
         if self.summary:
             label = "summary" if self.status == "completed" else "reason"
@@ -83,7 +101,25 @@ def goal_outline(
             p = parent_of(p)
     for g in sorted(extra, key=goal_key):
         nodes.append(GoalNode(g, parent_of(g), *counts.get(g, (0, 0))))
-    return nodes
+    return with_totals(nodes)
+
+
+def with_totals(nodes: list[GoalNode]) -> list[GoalNode]:
+    """Each node with its sub-goals' messages and tokens summed in (one pass per node; a
+    goal tree has tens of goals)."""
+    return [
+        replace(
+            n,
+            total_messages=subtree_messages(nodes, n.id),
+            total_tokens=sum(m.tokens for m in _subtree(nodes, n.id)),
+        )
+        for n in nodes
+    ]
+
+
+def _subtree(nodes: list[GoalNode], goal_id: str) -> list[GoalNode]:
+    prefix = goal_id + "."
+    return [n for n in nodes if n.id == goal_id or n.id.startswith(prefix)]
 
 
 def _node(tree: GoalTree, goal_id: str, counts: dict[str, tuple[int, int]]) -> GoalNode:
@@ -95,5 +131,4 @@ def _node(tree: GoalTree, goal_id: str, counts: dict[str, tuple[int, int]]) -> G
 
 def subtree_messages(nodes: list[GoalNode], goal_id: str) -> int:
     """Messages of a goal and its sub-goals (what filtering the timeline by it shows)."""
-    prefix = goal_id + "."
-    return sum(n.messages for n in nodes if n.id == goal_id or n.id.startswith(prefix))
+    return sum(n.messages for n in _subtree(nodes, goal_id))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.budget import Budget, budget_of
+from core.inspect.call_numbers import CallNumbering
 from core.inspect.goals import GoalNode, goal_outline
 from core.inspect.panels import GrantRow, SkillRow, grant_row
 from core.records import ContextRef
@@ -67,8 +68,10 @@ class PlaybackFrame:
     """Message sequences in the call's context (kept as written or as a placeholder)."""
     budget: Budget
     label: str
-    """"call 37 / 127 · main · 5,210 tokens in"."""
+    """"call 37 / 127 · main · 5,210 tokens in" (numbered on the current path)."""
     detail: str
+    name: str = ""
+    """"call 37": its number on the current path (the budget pane's label)."""
 
     def note(self, key: str) -> str:
         """What a pane says instead of rows the trace does not record ("" when it does)."""
@@ -85,7 +88,8 @@ class PlaybackFrame:
 
 @dataclass
 class PlaybackFrames:
-    """A trace indexed for the scrubber: its stops (the main agent's calls) and what the
+    """A trace indexed for the scrubber: its stops (the main agent's calls on the current
+    path; those a rewind abandoned are named in ``notes``, not played back) and what the
     panes need for each."""
 
     trace_id: str
@@ -94,24 +98,28 @@ class PlaybackFrames:
     """Call positions the scrubber stops at."""
     refs: dict[str, ContextRef]
     budget: Budget
+    numbering: CallNumbering
 
     @classmethod
     def open(cls, reader: Reader, trace_id: str) -> PlaybackFrames:
         pb = Playback.open(reader, trace_id)
-        stops = pb.main_positions() or [c.position for c in pb.calls]
+        numbering = CallNumbering.of(reader, trace_id, pb.calls)
         refs = {r.id: r for r in reader.refs(trace_id)}
         trace = reader.trace(trace_id)
         budget = budget_of(trace.source, trace.metadata)
-        return cls(trace_id, pb, stops, refs, budget)
+        return cls(trace_id, pb, numbering.current_main(), refs, budget, numbering)
 
     @property
     def total_calls(self) -> int:
-        return len(self.playback.calls)
+        """Calls on the current path (every agent)."""
+        return self.numbering.total
 
     @property
     def notes(self) -> str:
-        """What the trace cannot tell (empty for a ctxlens run)."""
-        return unknown_line(self.playback.unknown)
+        """What the trace cannot tell, and the calls a rewind abandoned (empty for a
+        ctxlens run without a rewind)."""
+        parts = (unknown_line(self.playback.unknown), self.numbering.abandoned_note())
+        return " · ".join(p for p in parts if p)
 
     def stop_of(self, position: int) -> int:
         """The stop at or before call ``position`` (0 when there is none)."""
@@ -136,8 +144,9 @@ class PlaybackFrames:
             None if state.grants is None else self.grant_rows(state.grants),
             frozenset(i.sequence for i in state.context if i.sequence is not None),
             self.budget,
-            call_label(state, self.total_calls),
+            call_label(state, self.numbering.name(state.position)),
             call_detail(state),
+            self.numbering.short(state.position),
         )
 
     def grant_rows(self, grants: tuple[GrantAsOf, ...]) -> list[GrantRow]:
@@ -185,9 +194,10 @@ def skill_rows_as_of(trace_id: str, skills: tuple[SkillAsOf, ...]) -> list[Skill
     return out
 
 
-def call_label(state: PlaybackState, total: int) -> str:
+def call_label(state: PlaybackState, name: str) -> str:
+    """``name``: the call's number on the current path ("call 41 / 127")."""
     c = state.call
-    parts = [f"call {state.position} / {total}", c.agent_name or "main"]
+    parts = [name, c.agent_name or "main"]
     parts.append(f"{state.tokens.input:,} tokens in")
     if c.error:
         parts.append("failed")

@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from core.inspect.call_numbers import CallChoice, call_choices
 from core.inspect.context_report import (
     ContextDiff,
     ContextReport,
     ReportRow,
-    call_diff,
-    call_report,
     current_report,
+    last_call_diff,
+    numbered_call_report,
 )
-from core.records import LlmCall
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import RecordTable
@@ -67,11 +68,9 @@ def load_context(
             return Loaded(replace(report, label=f"the context at #{head}"), None, live=False)
         if call_index is None:
             report = current_report(r, trace_id, cancel=c.cancel, progress=c.report)
-            calls = r.llm_calls(trace_id)
-            diff = call_diff(r, trace_id, calls[-1].call_index) if calls else None
+            diff = last_call_diff(r, trace_id)
         else:
-            report = call_report(r, r.llm_call(trace_id, call_index), cancel=c.cancel)
-            diff = call_diff(r, trace_id, call_index)
+            report, diff = numbered_call_report(r, trace_id, call_index, cancel=c.cancel)
     return Loaded(report, diff, live=call_index is None)
 
 
@@ -149,22 +148,31 @@ class ContextPane(QWidget):
         self.summary.setText("Computing…")
         self.runner.submit(
             "context calls",
-            lambda _c: call_labels(store, trace_id),
-            lambda labels: self._fill_calls(labels, keep, load=True),
+            lambda _c: choices_of(store, trace_id),
+            lambda choices: self._fill_calls(choices, keep, load=True),
             key="context-calls",
         )
 
     def _fill_calls(
-        self, labels: list[tuple[str, int]], keep: int | str | None, load: bool = False
+        self, choices: list[CallChoice], keep: int | str | None, load: bool = False
     ) -> None:
         self.calls.clear()
         self.calls.addItem("Next call (current context)", None)
-        for label, call_index in labels:
-            self.calls.addItem(label, call_index)
+        for choice in choices:
+            self._add_choice(choice)
         if keep is not None:  # the same trace grew or moved: stay on the chosen call
             self.calls.setCurrentIndex(max(0, self.calls.findData(keep)))
         if load:
             self.load()
+
+    def _add_choice(self, choice: CallChoice) -> None:
+        """One call of the box; a call a rewind abandoned is dimmed (its label says so)."""
+        self.calls.addItem(choice.label, choice.call_index)
+        i = self.calls.count() - 1
+        self.calls.setItemData(i, choice.tip, Qt.ItemDataRole.ToolTipRole)
+        if choice.abandoned:
+            dim = self.palette().color(QPalette.ColorRole.PlaceholderText)
+            self.calls.setItemData(i, dim, Qt.ItemDataRole.ForegroundRole)
 
     def select_call(self, call_index: int | None) -> None:
         i = self.calls.findData(call_index)
@@ -246,16 +254,10 @@ class ContextPane(QWidget):
             self.select_message.emit(rec.sequence)
 
 
-def call_labels(store: Store, trace_id: str) -> list[tuple[str, int]]:
-    """The call box's entries: a label and the call index of each recorded call."""
+def choices_of(store: Store, trace_id: str) -> list[CallChoice]:
+    """The call box's entries (read off the UI thread: labelling a call decodes its items)."""
     with store.read() as r:
-        return [(_call_label(c), c.call_index) for c in r.llm_calls(trace_id)]
-
-
-def _call_label(c: LlmCall) -> str:
-    prompt = c.usage.get("prompt_tokens") if isinstance(c.usage, dict) else None
-    tok = f", {prompt:,} prompt tok" if isinstance(prompt, int) else ""
-    return f"Call {c.call_index} — {c.model or 'model'}, {len(c.context)} items{tok}"
+        return call_choices(r, trace_id)
 
 
 def _summary(rep: ContextReport) -> str:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.goals import GoalNode, goal_outline, subtree_messages
+from core.inspect.goals import GoalNode, goal_outline
 from ui.icons import status_icon
 from ui.panes.table_model import horizontal_header
 from ui.plain import plain_label, plain_tip
@@ -130,11 +130,7 @@ class GoalTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
             return status_icon(n.status)
         if role == Qt.ItemDataRole.ToolTipRole:
-            total = subtree_messages(self.nodes, n.id)
-            more = f"\n{total:,} messages with its sub-goals" if total != n.messages else ""
-            return plain_tip(
-                n.detail() + more + "\nClick to show only its messages in the timeline."
-            )
+            return plain_tip(n.detail() + "\nClick to show only its messages in the timeline.")
         if role == Qt.ItemDataRole.FontRole and n.focus:
             font = QFont()
             font.setBold(True)
@@ -154,11 +150,14 @@ class GoalTreeModel(QAbstractItemModel):
     def _text(n: GoalNode, col: int) -> str:
         if col == 0:
             return f"{n.id}  {n.title}".rstrip()
-        return f"{n.messages:,}" if col == 1 else f"{n.tokens:,}"
+        return f"{n.shown_messages:,}" if col == 1 else f"{n.shown_tokens:,}"
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.ToolTipRole and horizontal and section in (1, 2):
+            return "Messages and tokens on the current path, the goal's own and its sub-goals'"
         return horizontal_header(HEADERS, section, orientation, role)
 
 

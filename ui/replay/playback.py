@@ -214,8 +214,7 @@ class PlaybackController(QObject):
             p.context.select_call(frame.call_index)
         elif state.head is not None:
             p.context.show_head(state.head, f"Call {state.position} (the View at #{state.head})")
-        label = f"call {state.position}"
-        p.budget.show_tokens(label, state.tokens, frame.budget, frame.note("usage"))
+        p.budget.show_tokens(frame.name, state.tokens, frame.budget, frame.note("usage"))
         self.bar.show_frame(frame)
         self.frame_shown.emit(frame)
 

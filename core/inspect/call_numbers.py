@@ -1,0 +1,122 @@
+"""One numbering of a trace's model calls, computed once for every pane (issue 17).
+
+After a rewind a trace holds calls of two kinds: those of the current path (the main path
+and the side branches forking from it, ``core/replay/calls.py:live_calls``) and those the
+rewind left on the abandoned branch. The current path's calls are numbered 0..n-1 in
+order; an abandoned call has no number and is named as such. The scrubber ("call 41 /
+127") and the Context pane's call box read these numbers, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.replay.calls import CallRef, live_calls, trace_calls
+from core.store.reader import Reader
+
+
+@dataclass(frozen=True, slots=True)
+class CallNumber:
+    call: CallRef
+    number: int | None
+    """Its place among the current path's calls; ``None``: abandoned by a rewind."""
+
+    @property
+    def abandoned(self) -> bool:
+        return self.number is None
+
+
+ABANDONED = "abandoned by a rewind"
+"""How a call (or message) the current path no longer holds is named."""
+
+
+@dataclass(frozen=True)
+class CallNumbering:
+    calls: tuple[CallNumber, ...]
+    """In the trace's call order (``CallRef.position``)."""
+    total: int
+    """Calls on the current path."""
+
+    @classmethod
+    def of(cls, reader: Reader, trace_id: str, calls: list[CallRef]) -> CallNumbering:
+        live = {c.position for c in live_calls(reader, trace_id, calls)}
+        out, n = [], 0
+        for c in calls:
+            out.append(CallNumber(c, n if c.position in live else None))
+            n += c.position in live
+        return cls(tuple(out), n)
+
+    @property
+    def abandoned(self) -> int:
+        return len(self.calls) - self.total
+
+    def by_index(self, call_index: int | None) -> CallNumber | None:
+        return next((n for n in self.calls if n.call.call_index == call_index), None)
+
+    def name(self, position: int) -> str:
+        """ "call 41 / 127" on the current path, "a call abandoned by a rewind" off it."""
+        number = self.calls[position].number
+        return f"a call {ABANDONED}" if number is None else f"call {number} / {self.total}"
+
+    def short(self, position: int) -> str:
+        """ "call 41" (the diff's labels), "an abandoned call"."""
+        number = self.calls[position].number
+        return "an abandoned call" if number is None else f"call {number}"
+
+    def current_main(self) -> list[int]:
+        """Positions of the main agent's calls on the current path (the scrubber's stops;
+        every current call when the main agent made none)."""
+        current = [n.call for n in self.calls if n.number is not None]
+        return [c.position for c in current if c.agent_name == "main"] or [
+            c.position for c in current
+        ]
+
+    def next_of(self, position: int) -> CallNumber | None:
+        """The following call of the same kind (current path, or abandoned branch)."""
+        mine = self.calls[position].abandoned
+        return next((n for n in self.calls[position + 1 :] if n.abandoned == mine), None)
+
+    def last_current(self) -> CallNumber | None:
+        return next((n for n in reversed(self.calls) if not n.abandoned), None)
+
+    def abandoned_note(self) -> str:
+        """What the scrubber says about the calls it does not stop at ("" when none)."""
+        k = self.abandoned
+        if not k:
+            return ""
+        return f"{k:,} call{'s' if k != 1 else ''} {ABANDONED}: not played back"
+
+
+def call_numbering(reader: Reader, trace_id: str) -> CallNumbering:
+    return CallNumbering.of(reader, trace_id, trace_calls(reader, trace_id))
+
+
+@dataclass(frozen=True, slots=True)
+class CallChoice:
+    """One entry of the Context pane's call box."""
+
+    call_index: int | None
+    label: str
+    abandoned: bool
+    tip: str
+
+
+def call_choices(reader: Reader, trace_id: str) -> list[CallChoice]:
+    """The recorded calls for the call box: the current path's in order, then those a
+    rewind abandoned (labelled so), each numbered as the scrubber numbers it."""
+    numbering = call_numbering(reader, trace_id)
+    ordered = sorted(numbering.calls, key=lambda n: n.abandoned)
+    return [_choice(numbering, n) for n in ordered if n.call.recorded]
+
+
+def _choice(numbering: CallNumbering, n: CallNumber) -> CallChoice:
+    c = n.call
+    prompt = c.usage.get("prompt_tokens") if isinstance(c.usage, dict) else None
+    tok = f", {prompt:,} prompt tok" if isinstance(prompt, int) else ""
+    items = len(c.context or ())
+    name = numbering.name(c.position)
+    label = f"{name[:1].upper()}{name[1:]} — {c.model or 'model'}, {items} items{tok}"
+    tip = f"Recorded as llm_calls #{c.call_index}"
+    if n.abandoned:
+        tip += f"; on the branch a rewind left (head #{c.head}), not on the current path"
+    return CallChoice(c.call_index, label, n.abandoned, tip)

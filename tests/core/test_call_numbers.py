@@ -1,0 +1,38 @@
+"""Issue 17: one numbering of a trace's model calls after a rewind (core/inspect/call_numbers.py),
+on the sample store (it holds a rewind) and after a further rewind through the Store."""
+
+from __future__ import annotations
+
+from core.inspect.call_numbers import ABANDONED, call_choices, call_numbering
+from core.inspect.context_report import last_call_diff, numbered_call_report
+from core.replay.calls import live_calls, trace_calls
+from core.sample import write_sample
+from core.store import Store
+
+
+def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Store) -> None:
+    trace_id = write_sample(store).id
+    store.rewind(trace_id, 20)
+    with store.read() as r:
+        calls = trace_calls(r, trace_id)
+        live = [c.position for c in live_calls(r, trace_id, calls)]
+        numbering = call_numbering(r, trace_id)
+        choices = call_choices(r, trace_id)
+        last = numbering.last_current()
+        assert last is not None and last.call.call_index is not None
+        report, diff = numbered_call_report(r, trace_id, last.call.call_index)
+        next_diff = last_call_diff(r, trace_id)
+        gone = next(n for n in numbering.calls if n.abandoned)
+        assert gone.call.call_index is not None
+        gone_report, _ = numbered_call_report(r, trace_id, gone.call.call_index)
+    assert [n.call.position for n in numbering.calls if not n.abandoned] == live
+    assert [n.number for n in numbering.calls if not n.abandoned] == list(range(len(live)))
+    assert numbering.total == len(live) and numbering.abandoned == len(calls) - len(live) > 0
+    assert (
+        numbering.abandoned_note() == f"{numbering.abandoned:,} calls {ABANDONED}: not played back"
+    )
+    assert [c.abandoned for c in choices] == sorted(c.abandoned for c in choices)
+    assert report.label == f"call {len(live) - 1} / {len(live)}"
+    assert gone_report.label == f"a call {ABANDONED}"
+    assert diff is not None and diff.before_label == f"call {len(live) - 1}"
+    assert diff.after_label == "next call" and next_diff == diff
