@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from core.errors import NotFoundError
 from core.records import Checkpoint, Message, Trace
 from core.store.reader import Reader
 from core.store.store import Store
@@ -100,7 +101,8 @@ def record_rows(reader: Reader, trace_id: str, table: str) -> list[dict[str, Any
 def checkpoint_rows(
     reader: Reader, trace_id: str, read_blob: Callable[[Checkpoint], bytes]
 ) -> list[dict[str, Any]]:
-    """Checkpoint metadata with each blob inlined (base64)."""
+    """Checkpoint metadata with each blob inlined (base64); a blob the store has lost is
+    ``blob_b64: null, blob_missing: true``, and the rest still exports."""
     return [
         {
             "generation": cp.generation,
@@ -110,10 +112,17 @@ def checkpoint_rows(
             "sha256": cp.sha256,
             "size": cp.size,
             "created_at": cp.created_at,
-            "blob_b64": base64.b64encode(read_blob(cp)).decode("ascii"),
+            **_blob(cp, read_blob),
         }
         for cp in reader.checkpoints(trace_id)
     ]
+
+
+def _blob(cp: Checkpoint, read_blob: Callable[[Checkpoint], bytes]) -> dict[str, Any]:
+    try:
+        return {"blob_b64": base64.b64encode(read_blob(cp)).decode("ascii")}
+    except NotFoundError:
+        return {"blob_b64": None, "blob_missing": True}
 
 
 def session_rows(reader: Reader, trace_id: str) -> list[dict[str, Any]]:
@@ -141,11 +150,7 @@ def iter_export(store: Store, reader: Reader, trace_id: str) -> Iterator[str]:
     yield "]"
     for table in RECORD_TABLES:
         yield f',\n"{table}":' + _dump(record_rows(reader, trace_id, table))
-
-    def blob(cp: Checkpoint) -> bytes:
-        return store.read_checkpoint(cp) if store.objects is not None else b""
-
-    yield ',\n"checkpoints":' + _dump(checkpoint_rows(reader, trace_id, blob))
+    yield ',\n"checkpoints":' + _dump(checkpoint_rows(reader, trace_id, store.read_checkpoint))
     yield ',\n"sessions":' + _dump(session_rows(reader, trace_id)) + "}\n"
 
 

@@ -120,8 +120,7 @@ def _message(trace_id: str, m: dict[str, Any]) -> Message:
 
 def _checkpoints(w: Writer, trace_id: str, cps: list[dict[str, Any]]) -> None:
     for cp in cps:
-        blob = base64.b64decode(cp["blob_b64"])
-        if w.objects is not None:
-            w.objects.put(cp["object_key"], blob)
-        row = {k: v for k, v in cp.items() if k != "blob_b64"}
+        if cp["blob_b64"] is not None:  # None: the blob was missing from the exported store
+            w.objects.put(cp["object_key"], base64.b64decode(cp["blob_b64"]))
+        row = {k: v for k, v in cp.items() if k not in ("blob_b64", "blob_missing")}
         w.conn.execute(insert(t.checkpoints).values(**row, trace_id=trace_id))

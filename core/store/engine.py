@@ -20,7 +20,7 @@ from sqlalchemy.pool import NullPool
 from core.errors import SchemaTooNewError, StoreOpenError
 
 #: The newest migration this code knows; checked on open without importing Alembic.
-HEAD_REVISION = "0012_search"
+HEAD_REVISION = "0013_checkpoint_blobs"
 #: SQLite header ``application_id`` of ctxlens stores ("CTXL"): file managers recognise a
 #: store by it (the desktop MIME type ``application/x-ctxlens-store`` matches it as magic).
 APPLICATION_ID = 0x4354584C

@@ -96,7 +96,7 @@ def _remember(st: _TraceState, sequence: int, position: tuple[int, int]) -> None
 class Writer:
     """All writes of one transaction. Obtain through ``Store.write()``."""
 
-    def __init__(self, conn: Connection, objects: ObjectStore | None) -> None:
+    def __init__(self, conn: Connection, objects: ObjectStore) -> None:
         self.conn = conn
         self.read = Reader(conn)
         self.objects = objects
@@ -705,8 +705,6 @@ class Writer:
         The blob goes to a fresh write-once key first, then the metadata row; a writer that
         loses the race removes only the blob it created itself.
         """
-        if self.objects is None:
-            raise InvalidInputError("this store has no object storage for checkpoints")
         self._state(trace_id)  # locks the trace row (PostgreSQL) and checks it exists
         latest = self.read.latest_generation(trace_id)
         if latest != expected_generation:
