@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from core.errors import NotFoundError
 from core.records import Checkpoint, Message, Trace
+from core.store.message_fields import export_json
 from core.store.reader import Reader
 from core.store.store import Store
 
@@ -43,25 +44,7 @@ NATURAL_IDS = frozenset({"refs"})
 
 
 def message_json(m: Message) -> dict[str, Any]:
-    return {
-        "sequence": m.sequence,
-        "parent_sequence": m.parent_sequence,
-        "role": m.role,
-        "content": m.content,
-        "parts": list(m.parts) if m.parts is not None else None,
-        "tool_calls": [c.to_json() for c in m.tool_calls],
-        "tool_call_id": m.tool_call_id,
-        "name": m.name,
-        "goal_id": m.goal_id,
-        "kind": m.kind,
-        "branch_type": m.branch_type,
-        "branch_id": m.branch_id,
-        "agent_name": m.agent_name,
-        "token_count": m.token_count,
-        "usage": m.usage,
-        "created_at": m.created_at,
-        "metadata": m.metadata,
-    }
+    return export_json(m)
 
 
 def _dump(obj: Any) -> str:

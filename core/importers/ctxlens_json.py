@@ -12,8 +12,9 @@ from sqlalchemy import insert, select
 from core.errors import ConflictError, InvalidInputError
 from core.exporters.ctxlens_json import FORMAT, RECORD_TABLES
 from core.importers.base import ImportContext, ImportResult, ImportUnit
-from core.records import Message, ToolCall
+from core.records import Message
 from core.store import schema as t
+from core.store.message_fields import message_from
 from core.store.store import Store
 from core.store.writer import Writer
 
@@ -96,26 +97,7 @@ def message_from_json(trace_id: str, m: dict[str, Any]) -> Message:
 
 
 def _message(trace_id: str, m: dict[str, Any]) -> Message:
-    return Message(
-        trace_id=trace_id,
-        sequence=m["sequence"],
-        parent_sequence=m["parent_sequence"],
-        role=m["role"],
-        content=m["content"],
-        parts=tuple(m["parts"]) if m["parts"] is not None else None,
-        tool_calls=tuple(ToolCall.from_json(c) for c in m["tool_calls"]),
-        tool_call_id=m["tool_call_id"],
-        name=m["name"],
-        goal_id=m["goal_id"],
-        kind=m["kind"],
-        branch_type=m["branch_type"],
-        branch_id=m["branch_id"],
-        agent_name=m["agent_name"],
-        token_count=m["token_count"],
-        usage=m["usage"],
-        created_at=m["created_at"],
-        metadata=m["metadata"],
-    )
+    return message_from({**m, "trace_id": trace_id, "line": 0, "depth": 0})
 
 
 def _checkpoints(w: Writer, trace_id: str, cps: list[dict[str, Any]]) -> None:

@@ -16,39 +16,15 @@ from core.records import (
     LlmCall,
     Message,
     SkillInjection,
-    ToolCall,
     Trace,
     decode_items,
 )
+from core.store.message_fields import message_from
 from core.store.paths import LineInfo
 
 
 def message_from_row(r: Row[Any]) -> Message:
-    m = r._mapping
-    calls = m["tool_calls"]
-    parts = m["parts"]
-    return Message(
-        trace_id=m["trace_id"],
-        sequence=m["sequence"],
-        parent_sequence=m["parent_sequence"],
-        role=m["role"],
-        content=m["content"],
-        parts=tuple(parts) if parts is not None else None,
-        tool_calls=tuple(ToolCall.from_json(c) for c in calls) if calls else (),
-        tool_call_id=m["tool_call_id"],
-        name=m["name"],
-        goal_id=m["goal_id"],
-        kind=m["kind"],
-        branch_type=m["branch_type"],
-        branch_id=m["branch_id"],
-        agent_name=m["agent_name"],
-        token_count=m["token_count"],
-        usage=m["usage"],
-        created_at=m["created_at"],
-        metadata=m["metadata"],
-        line=m["line"],
-        depth=m["depth"],
-    )
+    return message_from(r._mapping)
 
 
 def trace_from_row(r: Row[Any]) -> Trace:
