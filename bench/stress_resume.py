@@ -3,8 +3,9 @@ checkpoint to its last calls, inside subagents and compactions alike), its store
 copied alone (the store is one file, issue 18) and the copy is resumed in a new process.
 
 ``python -m bench.stress_resume [--trials N] [--seed S] [--out FILE]`` (``make stress``:
-100 trials). Each trial: ``ctxlens demo`` in a child, killed after a random number of model
-calls (0: as soon as its trace exists); ``PRAGMA integrity_check`` on the killed file; the
+100 trials; ``--summarize FILE`` reports the trials an ``--out`` file holds). Each
+trial: ``ctxlens demo`` in a child, killed after a random number of model calls (0: as
+soon as its trace exists); ``PRAGMA integrity_check`` on the killed file; the
 rows a reader saw committed before the kill counted again after it (rows lost); the file
 copied without its WAL or anything beside it; ``ctxlens resume`` on the copy. Figures:
 integrity failures, rows lost, resumes ok, unresumable trials, redone tool calls, and what
@@ -176,14 +177,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--trials", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, help="append one JSON line per trial here")
+    p.add_argument("--summarize", type=Path, metavar="FILE", help="only report an --out file")
     a = p.parse_args(argv)
     started = time.perf_counter()
-    rows = run(a.trials, a.seed, a.out)
+    if a.summarize is not None:
+        rows = [json.loads(line) for line in a.summarize.read_text().splitlines() if line]
+    else:
+        rows = run(a.trials, a.seed, a.out)
     where = Counter(
         f"{r.get('checkpoint')}{' in subagent' if r.get('subagent') else ''}" for r in rows
     )
     took = time.perf_counter() - started
-    print(f"{a.trials} trials in {took:.0f} s; killed at: {dict(where)}")
+    print(f"{len(rows)} trials in {took:.0f} s; killed at: {dict(where)}")
     for figure, value in summary(rows).items():
         unit = UNITS.get(figure, "trials")
         row = {"bench": "stress_resume", "figure": figure, "value": value, "unit": unit}

@@ -8,7 +8,7 @@ mutate a stored message in place; a changed view of a message is a new object.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -235,12 +235,26 @@ class ContextItem:
         return ContextItem(data.get("seq"), data.get("content"), data.get("role"), data.get("kind"))
 
 
-def encode_items(items: Sequence[ContextItem]) -> list[JSON]:
+def encode_items(items: Iterable[ContextItem]) -> list[JSON]:
     """A context as stored: runs of plain consecutive sequences become ``{"range": [a, b]}``
     (a 10k-message context is a handful of ranges, not 10k numbers, in every call row)."""
     out: list[JSON] = []
+    extend_encoded(out, items)
+    return out
+
+
+def extend_encoded(out: list[JSON], items: Iterable[ContextItem]) -> None:
+    """Append ``items`` to the stored context ``out``, continuing its last run (a context
+    kept in step as it grows, ``core/run/context_cache.py``). The last run is replaced,
+    never changed in place, so a copy of ``out`` already handed to a writer stays as it was."""
     run_start: int | None = None
     prev = 0
+    last = out[-1] if out else None
+    if type(last) is int:  # a plain item's sequence: a run of one
+        run_start = prev = last
+        out.pop()
+    elif isinstance(last, dict) and "range" in last:
+        run_start, prev = out.pop()["range"]
     for item in items:
         plain = item.sequence is not None and item.content is None and item.role is None
         if plain and item.kind is None and run_start is not None and item.sequence == prev + 1:
@@ -255,7 +269,6 @@ def encode_items(items: Sequence[ContextItem]) -> list[JSON]:
             out.append(item.to_json())
     if run_start is not None:
         out.append(run_start if run_start == prev else {"range": [run_start, prev]})
-    return out
 
 
 def decode_items(data: Sequence[JSON]) -> tuple[ContextItem, ...]:

@@ -9,12 +9,11 @@ main path, so the original messages come back (SPEC STORE-4).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.canonical import canonical_sha256
 from core.records import CompactionEvent, ContextItem, LlmCall, Message
 from core.store.reader import Reader
 
@@ -61,15 +60,9 @@ def render_item(item: ContextItem, messages: Mapping[int, Message]) -> dict[str,
     return out
 
 
-def canonical_json(value: Any) -> str:
-    """The JSON text ``request_sha256`` hashes (a list's text is ``[`` + its items' texts
-    joined by ``,`` + ``]``, so a growing context can be hashed incrementally)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def request_sha256(openai_messages: Sequence[Mapping[str, Any]]) -> str:
     """The hash recorded with every LLM call: canonical JSON of the message list."""
-    return hashlib.sha256(canonical_json(openai_messages).encode("utf-8")).hexdigest()
+    return canonical_sha256(openai_messages)
 
 
 def active_boundary(

@@ -8,10 +8,10 @@ included (base64), so the file stands alone.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from core.canonical import canonical_json
 from core.errors import NotFoundError
 from core.records import Checkpoint, Message, Trace
 from core.store.message_fields import export_json
@@ -48,7 +48,7 @@ def message_json(m: Message) -> dict[str, Any]:
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return canonical_json(obj)
 
 
 #: Tables whose ``id`` is a natural key others refer to (``grants.ref_id``), not a row id.

@@ -14,7 +14,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.context.view import NOT_SENT, canonical_json, render_item
+from core.canonical import canonical_json
+from core.context.view import NOT_SENT, render_item
 from core.records import ContextItem, Message
 from core.store.reader import Reader
 

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
         SUMMARY_TAG,
         ModelCompactionSummarizer,
         ScriptedCompactionSummarizer,
-        StageRequest,
         summarize_messages,
     )
 
@@ -99,7 +98,6 @@ _WHERE = {
     "ScriptedModel": "core.llm.scripted",
     "Secret": "core.llm.secrets",
     "ServedRequest": "core.llm.server",
-    "StageRequest": "core.llm.summarizer",
     "Step": "core.llm.script",
     "StreamDone": "core.llm.response",
     "StreamEvent": "core.llm.response",
@@ -165,7 +163,6 @@ __all__ = [
     "ScriptedModel",
     "Secret",
     "ServedRequest",
-    "StageRequest",
     "Step",
     "StreamDone",
     "StreamEvent",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -40,6 +40,7 @@ from core.store import schema as t
 from core.store.message_fields import COLUMNS, JSON_COLUMNS, message_of_row, new_row, row_of
 from core.store.objects import ObjectStore
 from core.store.reader import Reader
+from core.store.rows import row_values
 from core.tokens import count_message
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -443,37 +444,19 @@ class Writer:
         )
 
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
-        res = self.conn.execute(
-            insert(t.compactions).values(
-                trace_id=event.trace_id,
-                level=event.level,
-                trigger=event.trigger,
-                at_sequence=event.at_sequence,
-                removed=list(event.removed),
-                context_after=encode_items(event.context_after),
-                tokens_before=event.tokens_before,
-                tokens_after=event.tokens_after,
-                messages_before=event.messages_before,
-                messages_after=event.messages_after,
-                summary_sequence=event.summary_sequence,
-                goal_id=event.goal_id,
-                details=event.details,
-                created_at=event.created_at or time.time(),
-            )
+        values = row_values(
+            event,
+            t.compactions,
+            removed=list(event.removed),
+            context_after=encode_items(event.context_after),
+            created_at=event.created_at or time.time(),
         )
+        res = self.conn.execute(insert(t.compactions).values(**values))
         return _with_id(event, res.inserted_primary_key)
 
     # -- goals, tasks, skills, refs, grants -----------------------------------------------
     def add_goal_event(self, event: GoalEvent) -> None:
-        self.conn.execute(
-            insert(t.goal_events).values(
-                trace_id=event.trace_id,
-                sequence=event.sequence,
-                op=event.op,
-                goal_id=event.goal_id,
-                payload=event.payload,
-            )
-        )
+        self.conn.execute(insert(t.goal_events).values(**row_values(event, t.goal_events)))
 
     def set_tasks(self, trace_id: str, sequence: int, tasks: Iterable[dict[str, Any]]) -> None:
         """Snapshot of the task list as of message ``sequence`` (todo_write, INJ-4)."""
@@ -493,51 +476,20 @@ class Writer:
             self.conn.execute(insert(t.tasks), values)
 
     def add_skill_injection(self, record: SkillInjection) -> None:
-        self.conn.execute(
-            insert(t.skill_injections).values(
-                trace_id=record.trace_id,
-                skill=record.skill,
-                message_sequence=record.message_sequence,
-                call_sequence=record.call_sequence,
-                reason=record.reason,
-                created_at=record.created_at or time.time(),
-            )
-        )
+        self._insert_record(t.skill_injections, record)
 
     def add_ref(self, ref: ContextRef) -> ContextRef:
-        self.conn.execute(
-            insert(t.refs).values(
-                id=ref.id,
-                trace_id=ref.trace_id,
-                kind=ref.kind,
-                description=ref.description,
-                tokens=ref.tokens,
-                bytes=ref.bytes,
-                image_blocks=ref.image_blocks,
-                source_sequence=ref.source_sequence,
-                content=ref.content,
-                created_at=ref.created_at or time.time(),
-                metadata=ref.metadata,
-            )
-        )
+        self._insert_record(t.refs, ref)
         return ref
 
     def add_grant(self, grant: Grant) -> Grant:
-        res = self.conn.execute(
-            insert(t.grants).values(
-                trace_id=grant.trace_id,
-                ref_id=grant.ref_id,
-                granted_by=grant.granted_by,
-                reason=grant.reason,
-                cost=grant.cost,
-                granted_at_sequence=grant.granted_at_sequence,
-                message_sequence=grant.message_sequence,
-                revoked_at_sequence=grant.revoked_at_sequence,
-                revoked_reason=grant.revoked_reason,
-                created_at=grant.created_at or time.time(),
-            )
-        )
-        return _with_id(grant, res.inserted_primary_key)
+        return _with_id(grant, self._insert_record(t.grants, grant))
+
+    def _insert_record(self, table: Table, record: Any) -> Any:
+        """Insert a record whose fields are the table's columns (``created_at`` now if
+        unset); returns the new row's primary key."""
+        values = row_values(record, table, created_at=record.created_at or time.time())
+        return self.conn.execute(insert(table).values(**values)).inserted_primary_key
 
     def revoke_grant(self, grant_id: int, at_sequence: int | None, reason: str) -> None:
         res = self.conn.execute(
@@ -738,17 +690,7 @@ _TRACE_METADATA = select(t.traces.c.metadata).where(_BY_ID)
 
 
 def _line_row(trace_id: str, li: _Line) -> dict[str, Any]:
-    return {
-        "trace_id": trace_id,
-        "line": li.line,
-        "parent_line": li.parent_line,
-        "start_depth": li.start_depth,
-        "start_sequence": li.start_sequence,
-        "tip_sequence": li.tip_sequence,
-        "tip_depth": li.tip_depth,
-        "branch_type": li.branch_type,
-        "branch_id": li.branch_id,
-    }
+    return row_values(li, t.lines, trace_id=trace_id)
 
 
 def _call_values(call: LlmCall, encoded: list[Any] | None) -> dict[str, Any]:

@@ -3,9 +3,6 @@
 Copying a store's SQLite file used to leave its checkpoints behind in ``FILE.objects``.
 Blobs now live in this table by default; a store that still has that folder reads through
 to it, and its blobs are moved in on open (``core/store/blobs.py:absorb_folder``).
-
-Revision ID: 0013_checkpoint_blobs
-Revises: 0012_search
 """
 
 import sqlalchemy as sa
