@@ -67,10 +67,7 @@ def build_default_store(
         populate(store, progress, cancel)
         with store.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    tmp.replace(path)
-    objects = tmp.with_name(tmp.name + ".objects")
-    if objects.exists():
-        objects.rename(path.with_name(path.name + ".objects"))
+    tmp.replace(path)  # checkpoint blobs are inside the file (core/store/blobs.py)
     return target
 
 

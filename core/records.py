@@ -241,12 +241,40 @@ class ContextItem:
         return ContextItem(data.get("seq"), data.get("content"), data.get("role"), data.get("kind"))
 
 
-def encode_items(items: Sequence[ContextItem]) -> list[JSON]:
+def encode_items(items: Iterable[ContextItem]) -> list[JSON]:
     """A context as stored: runs of plain consecutive sequences become ``{"range": [a, b]}``
     (a 10k-message context is a handful of ranges, not 10k numbers, in every call row)."""
-    enc = ItemsEncoder()
-    enc.feed(items)
-    return enc.encoded()
+    out: list[JSON] = []
+    extend_encoded(out, items)
+    return out
+
+
+def extend_encoded(out: list[JSON], items: Iterable[ContextItem]) -> None:
+    """Append ``items`` to the stored context ``out``, continuing its last run (a context
+    kept in step as it grows, ``core/run/context_cache.py``). The last run is replaced,
+    never changed in place, so a copy of ``out`` already handed to a writer stays as it was."""
+    run_start: int | None = None
+    prev = 0
+    last = out[-1] if out else None
+    if type(last) is int:  # a plain item's sequence: a run of one
+        run_start = prev = last
+        out.pop()
+    elif isinstance(last, dict) and "range" in last:
+        run_start, prev = out.pop()["range"]
+    for item in items:
+        plain = item.sequence is not None and item.content is None and item.role is None
+        if plain and item.kind is None and run_start is not None and item.sequence == prev + 1:
+            prev = item.sequence
+            continue
+        if run_start is not None:
+            out.append(run_start if run_start == prev else {"range": [run_start, prev]})
+            run_start = None
+        if plain and item.kind is None:
+            run_start = prev = item.sequence  # type: ignore[assignment]
+        else:
+            out.append(item.to_json())
+    if run_start is not None:
+        out.append(run_start if run_start == prev else {"range": [run_start, prev]})
 
 
 class ItemsEncoder:
@@ -254,36 +282,17 @@ class ItemsEncoder:
     gives the encoding of all fed so far (the calls of an imported agent extend one path, so
     each call's row costs what it added, not its whole context)."""
 
-    __slots__ = ("_out", "_prev", "_run_start")
+    __slots__ = ("_out",)
 
     def __init__(self) -> None:
         self._out: list[JSON] = []
-        self._run_start: int | None = None
-        self._prev = 0
 
     def feed(self, items: Iterable[ContextItem]) -> None:
-        out, run_start, prev = self._out, self._run_start, self._prev
-        for item in items:
-            seq = item.sequence
-            plain = seq is not None and item.content is None and item.role is None
-            if plain and item.kind is None and run_start is not None and seq == prev + 1:
-                prev = seq
-                continue
-            if run_start is not None:
-                out.append(run_start if run_start == prev else {"range": [run_start, prev]})
-                run_start = None
-            if plain and item.kind is None:
-                run_start = prev = seq  # type: ignore[assignment]
-            else:
-                out.append(item.to_json())
-        self._run_start, self._prev = run_start, prev
+        extend_encoded(self._out, items)
 
     def encoded(self) -> list[JSON]:
         """A new list each time (earlier results stay as they were)."""
-        start, prev = self._run_start, self._prev
-        if start is None:
-            return list(self._out)
-        return [*self._out, start if start == prev else {"range": [start, prev]}]
+        return list(self._out)
 
 
 def decode_items(data: Sequence[JSON]) -> tuple[ContextItem, ...]:

@@ -83,11 +83,6 @@ def copy_trace(
         return existing
     with source.read() as r:
         tr = r.trace(trace_id)
-        if r.checkpoints(trace_id) and dest.objects is None:
-            raise InvalidInputError(
-                f"{dest.describe()}: trace {trace_id} has checkpoints but the destination has "
-                "no object storage (set CTXLENS_OBJECTS or --to-objects)"
-            )
         data = _export_data(source, r, trace_id, progress)
         try:
             import_data(dest, data, f"{source.describe()}#{trace_id}")

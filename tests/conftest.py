@@ -81,11 +81,10 @@ def store_url(
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> str:
-    """Where this test's store lives: a SQLite file, or a PostgreSQL URL whose checkpoint
-    blobs go to ``$CTXLENS_OBJECTS`` (a tmp folder) so reopening by URL finds them."""
+    """Where this test's store lives: a SQLite file, or a PostgreSQL URL (checkpoint blobs
+    inside the database on both, as by default)."""
     if backend == "sqlite":
         return str(store_path)
-    monkeypatch.setenv("CTXLENS_OBJECTS", str(tmp_path / "objects"))
     return str(request.getfixturevalue("pg_url"))
 
 

@@ -25,8 +25,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--from-objects",
         metavar="DIR|s3://…",
-        help="checkpoint blobs of the source (default: FILE.objects beside a file store, "
-        "else $CTXLENS_OBJECTS)",
+        help="checkpoint blobs of the source (default: inside a file store, else "
+        "$CTXLENS_OBJECTS, else inside the database)",
     )
     p.add_argument("--to-objects", metavar="DIR|s3://…", help="checkpoint blobs of the destination")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -36,6 +36,7 @@ def register(sub: Any) -> None:
 
 def _open(target: str, objects: str | None, create: bool) -> Any:
     from core.store import Store
+    from core.store.blobs import IN_DATABASE
 
     if "://" not in target:
         path = Path(target)
@@ -43,8 +44,8 @@ def _open(target: str, objects: str | None, create: bool) -> Any:
             raise CtxlensError(f"{target}: store does not exist")
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        # a file store keeps its own blobs beside it, whatever $CTXLENS_OBJECTS says
-        objects = objects or str(path.with_name(path.name + ".objects"))
+        # a file store keeps its blobs inside itself, whatever $CTXLENS_OBJECTS says
+        objects = objects or IN_DATABASE
     return Store.open(target, objects=objects)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from app.cli import CliContext
@@ -23,6 +24,17 @@ def run(ctx: CliContext) -> int:
     store = ctx.store()
     if not ctx.args.output:
         writer(ctx.args.format)(store, ctx.args.trace, ctx.out)
-        return 0
-    export_file(store, ctx.args.trace, ctx.args.format, ctx.args.output)
+    else:
+        export_file(store, ctx.args.trace, ctx.args.format, ctx.args.output)
+    _warn_missing(store, ctx.args.trace)
     return 0
+
+
+def _warn_missing(store: Any, trace_id: str) -> None:
+    """A lost checkpoint blob does not stop an export; the user is told which ones."""
+    for cp in store.missing_blobs(trace_id):
+        print(
+            f"warning: checkpoint {cp.generation} ({cp.type}) of trace {cp.trace_id}: blob "
+            f"{cp.object_key} is missing from {store.objects.describe()}; exported without it",
+            file=sys.stderr,
+        )

@@ -9,15 +9,12 @@ main path, so the original messages come back (SPEC STORE-4).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-import orjson
-
+from core.canonical import canonical_sha256
 from core.records import CompactionEvent, ContextItem, LlmCall, Message
 from core.store.reader import Reader
 
@@ -122,38 +119,9 @@ def render_item(item: ContextItem, messages: Mapping[int, Message]) -> dict[str,
     return out
 
 
-def canonical_json(value: Any) -> str:
-    """The JSON text ``request_sha256`` hashes (a list's text is ``[`` + its items' texts
-    joined by ``,`` + ``]``, so a growing context can be hashed incrementally)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def canonical_bytes(value: Any) -> bytes:
-    """``canonical_json(value)`` as UTF-8, by orjson where it writes the same bytes: values
-    of strings, 64-bit integers, booleans, nulls, lists and str-keyed objects (its escapes
-    and sorted keys are ``json``'s; floats are written otherwise, so they go to ``json``)."""
-    if _plain(value):
-        try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except orjson.JSONEncodeError:  # an integer beyond 64 bits
-            pass
-    return canonical_json(value).encode("utf-8")
-
-
-def _plain(value: Any) -> bool:
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    if kind is list or kind is tuple:
-        return all(_plain(v) for v in value)
-    return False
-
-
 def request_sha256(openai_messages: Sequence[Mapping[str, Any]]) -> str:
     """The hash recorded with every LLM call: canonical JSON of the message list."""
-    return hashlib.sha256(canonical_bytes(openai_messages)).hexdigest()
+    return canonical_sha256(openai_messages)
 
 
 def active_boundary(

@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.canonical import canonical_json, canonical_sha256
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.normal import (
     DelegationError,
-    canonical,
     check_json,
     check_size,
-    sha256_of,
     text_field,
     text_list,
 )
@@ -40,11 +39,11 @@ class RootTaskAnchor:
 
     @property
     def text(self) -> str:
-        return canonical(self.to_json())
+        return canonical_json(self.to_json())
 
     @property
     def sha256(self) -> str:
-        return sha256_of(self.to_json())
+        return canonical_sha256(self.to_json())
 
     @property
     def chars(self) -> int:

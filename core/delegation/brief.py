@@ -13,15 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.canonical import canonical_json, canonical_sha256
 from core.delegation.anchor import RootTaskAnchor
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.normal import (
     DelegationError,
-    canonical,
     check_json,
     check_size,
     dedupe,
-    sha256_of,
     text_field,
     text_list,
 )
@@ -67,11 +66,11 @@ class TaskBrief:
 
     @property
     def text(self) -> str:
-        return canonical(self.to_json())
+        return canonical_json(self.to_json())
 
     @property
     def version(self) -> str:
-        return sha256_of(self.to_json())
+        return canonical_sha256(self.to_json())
 
     @property
     def chars(self) -> int:
@@ -166,7 +165,7 @@ def brief_diff(old: TaskBrief, new: TaskBrief) -> tuple[FieldChange, ...]:
 
 def _entries(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
-        return tuple(canonical(v) if not isinstance(v, str) else v for v in value)
+        return tuple(canonical_json(v) if not isinstance(v, str) else v for v in value)
     return (value,) if value else ()
 
 

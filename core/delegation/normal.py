@@ -3,8 +3,6 @@ SHA-256 and "matches exactly" means equal text."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -16,15 +14,6 @@ T = TypeVar("T", bound=Hashable)
 
 class DelegationError(InvalidInputError):
     """A brief, anchor, grant or call that breaks the delegation protocol (names the field)."""
-
-
-def canonical(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: the text hashed and measured in characters."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_of(value: Any) -> str:
-    return hashlib.sha256(canonical(value).encode("utf-8")).hexdigest()
 
 
 def check_json(value: Any, where: str) -> None:

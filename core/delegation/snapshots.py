@@ -18,9 +18,10 @@ from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from core.canonical import canonical_json, canonical_sha256
 from core.delegation.brief import RefPin, TaskBrief
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
-from core.delegation.normal import DelegationError, canonical, check_json, sha256_of
+from core.delegation.normal import DelegationError, check_json
 
 SnapshotKind = Literal["task_brief", "reviewed_task_result"]
 KINDS: tuple[SnapshotKind, ...] = ("task_brief", "reviewed_task_result")
@@ -40,11 +41,11 @@ class RefSnapshot:
 
     @property
     def text(self) -> str:
-        return canonical(self.content)
+        return canonical_json(self.content)
 
     @property
     def version(self) -> str:
-        return sha256_of(self.content)
+        return canonical_sha256(self.content)
 
     @property
     def chars(self) -> int:

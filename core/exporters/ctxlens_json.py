@@ -8,40 +8,24 @@ included (base64), so the file stands alone.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from core.canonical import canonical_json
+from core.errors import NotFoundError
 from core.records import Checkpoint, Message, Trace
 from core.store.export_format import FORMAT, NATURAL_IDS, RECORD_TABLES, VERSION, binary_columns
+from core.store.message_fields import export_json
 from core.store.reader import Reader
 from core.store.store import Store
 
 
 def message_json(m: Message) -> dict[str, Any]:
-    return {
-        "sequence": m.sequence,
-        "parent_sequence": m.parent_sequence,
-        "role": m.role,
-        "content": m.content,
-        "parts": list(m.parts) if m.parts is not None else None,
-        "tool_calls": [c.to_json() for c in m.tool_calls],
-        "tool_call_id": m.tool_call_id,
-        "name": m.name,
-        "goal_id": m.goal_id,
-        "kind": m.kind,
-        "branch_type": m.branch_type,
-        "branch_id": m.branch_id,
-        "agent_name": m.agent_name,
-        "token_count": m.token_count,
-        "usage": m.usage,
-        "created_at": m.created_at,
-        "metadata": m.metadata,
-    }
+    return export_json(m)
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return canonical_json(obj)
 
 
 def _strip(row: dict[str, Any], keep_id: bool = False) -> dict[str, Any]:
@@ -86,7 +70,8 @@ def _base64(row: dict[str, Any], binary: frozenset[str]) -> dict[str, Any]:
 def checkpoint_rows(
     reader: Reader, trace_id: str, read_blob: Callable[[Checkpoint], bytes]
 ) -> list[dict[str, Any]]:
-    """Checkpoint metadata with each blob inlined (base64)."""
+    """Checkpoint metadata with each blob inlined (base64); a blob the store has lost is
+    ``blob_b64: null, blob_missing: true``, and the rest still exports."""
     return [
         {
             "generation": cp.generation,
@@ -96,10 +81,17 @@ def checkpoint_rows(
             "sha256": cp.sha256,
             "size": cp.size,
             "created_at": cp.created_at,
-            "blob_b64": base64.b64encode(read_blob(cp)).decode("ascii"),
+            **_blob(cp, read_blob),
         }
         for cp in reader.checkpoints(trace_id)
     ]
+
+
+def _blob(cp: Checkpoint, read_blob: Callable[[Checkpoint], bytes]) -> dict[str, Any]:
+    try:
+        return {"blob_b64": base64.b64encode(read_blob(cp)).decode("ascii")}
+    except NotFoundError:
+        return {"blob_b64": None, "blob_missing": True}
 
 
 def session_rows(reader: Reader, trace_id: str) -> list[dict[str, Any]]:
@@ -127,11 +119,7 @@ def iter_export(store: Store, reader: Reader, trace_id: str) -> Iterator[str]:
     yield "]"
     for table in RECORD_TABLES:
         yield f',\n"{table}":' + _dump(record_rows(reader, trace_id, table))
-
-    def blob(cp: Checkpoint) -> bytes:
-        return store.read_checkpoint(cp) if store.objects is not None else b""
-
-    yield ',\n"checkpoints":' + _dump(checkpoint_rows(reader, trace_id, blob))
+    yield ',\n"checkpoints":' + _dump(checkpoint_rows(reader, trace_id, store.read_checkpoint))
     yield ',\n"sessions":' + _dump(session_rows(reader, trace_id)) + "}\n"
 
 

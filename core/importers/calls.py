@@ -17,7 +17,8 @@ from typing import Any
 
 from sqlalchemy import Text, bindparam, select, type_coerce
 
-from core.context.view import NOT_SENT, canonical_bytes, render_item
+from core.canonical import canonical_bytes
+from core.context.view import NOT_SENT, render_item
 from core.importers.reading import loads
 from core.records import ContextItem, ItemsEncoder, Message, NewMessage, ToolCall
 from core.store import schema as t

@@ -11,9 +11,10 @@ from sqlalchemy import insert, select
 
 from core.errors import ConflictError, InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit
-from core.records import Message, ToolCall
+from core.records import Message
 from core.store import schema as t
 from core.store.export_format import FORMAT, RECORD_TABLES, binary_columns
+from core.store.message_fields import message_from
 from core.store.store import Store
 from core.store.writer import Writer
 
@@ -116,32 +117,12 @@ def message_from_json(trace_id: str, m: dict[str, Any]) -> Message:
 
 
 def _message(trace_id: str, m: dict[str, Any]) -> Message:
-    return Message(
-        trace_id=trace_id,
-        sequence=m["sequence"],
-        parent_sequence=m["parent_sequence"],
-        role=m["role"],
-        content=m["content"],
-        parts=tuple(m["parts"]) if m["parts"] is not None else None,
-        tool_calls=tuple(ToolCall.from_json(c) for c in m["tool_calls"]),
-        tool_call_id=m["tool_call_id"],
-        name=m["name"],
-        goal_id=m["goal_id"],
-        kind=m["kind"],
-        branch_type=m["branch_type"],
-        branch_id=m["branch_id"],
-        agent_name=m["agent_name"],
-        token_count=m["token_count"],
-        usage=m["usage"],
-        created_at=m["created_at"],
-        metadata=m["metadata"],
-    )
+    return message_from({**m, "trace_id": trace_id, "line": 0, "depth": 0})
 
 
 def _checkpoints(w: Writer, trace_id: str, cps: list[dict[str, Any]]) -> None:
     for cp in cps:
-        blob = base64.b64decode(cp["blob_b64"])
-        if w.objects is not None:
-            w.objects.put(cp["object_key"], blob)
-        row = {k: v for k, v in cp.items() if k != "blob_b64"}
+        if cp["blob_b64"] is not None:  # None: the blob was missing from the exported store
+            w.objects.put(cp["object_key"], base64.b64decode(cp["blob_b64"]))
+        row = {k: v for k, v in cp.items() if k not in ("blob_b64", "blob_missing")}
         w.conn.execute(insert(t.checkpoints).values(**row, trace_id=trace_id))

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
         SUMMARY_TAG,
         ModelCompactionSummarizer,
         ScriptedCompactionSummarizer,
-        StageRequest,
         summarize_messages,
     )
 
@@ -98,7 +97,6 @@ _WHERE = {
     "ScriptedModel": "core.llm.scripted",
     "Secret": "core.llm.secrets",
     "ServedRequest": "core.llm.server",
-    "StageRequest": "core.llm.summarizer",
     "Step": "core.llm.script",
     "StreamDone": "core.llm.response",
     "StreamEvent": "core.llm.response",
@@ -163,7 +161,6 @@ __all__ = [
     "ScriptedModel",
     "Secret",
     "ServedRequest",
-    "StageRequest",
     "Step",
     "StreamDone",
     "StreamEvent",

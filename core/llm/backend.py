@@ -10,12 +10,12 @@ messages identical to a recent request (message-granular prefix caching).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import deque
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.canonical import canonical_json
 from core.records import ToolCall
 from core.tokens import TokenCounter, default_counter
 from core.tokens.counter import REPLY_PRIMING
@@ -146,8 +146,7 @@ class PromptSize:
 
 
 def _key(message: dict[str, Any]) -> str:
-    blob = json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha1(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha1(canonical_json(message).encode("utf-8")).hexdigest()
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:

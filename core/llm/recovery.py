@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from core.canonical import canonical_sha256
 from core.llm.clock import Clock
 from core.llm.errors import CONTEXT_ERRORS, ModelCallError, UnchangedResendError
 from core.llm.retry import DEFAULT_POLICY, RetryNotice, RetryPolicy, call_with_retries
@@ -115,8 +115,7 @@ class RecoveryLadder:
 
 def fingerprint(messages: Sequence[Mapping[str, Any]]) -> str:
     """Identity of a request's messages (canonical JSON), for the no-unchanged-resend rule."""
-    blob = json.dumps(list(messages), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return canonical_sha256(list(messages))
 
 
 Prepare = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]

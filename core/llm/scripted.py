@@ -16,11 +16,11 @@ context still shows it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.canonical import canonical_sha256
 from core.llm.backend import BackendReply, ChatRequest
 from core.llm.script import Script, Step, call_id, read_progress
 from core.llm.summarizer import is_summary_request, summarize_messages
@@ -58,7 +58,7 @@ class ScriptedModel:
         if step is None or step.is_final or not request.tools_allowed:
             return BackendReply(text=self._final_text(script, step))
         self._check_offered(script, step, request)
-        digest = _digest(messages)
+        digest = canonical_sha256(list(messages))
         calls = tuple(
             ToolCall(call_id(step.label, i, digest), c.name, c.arguments)
             for i, c in enumerate(step.calls)
@@ -104,8 +104,3 @@ def _system_text(messages: Sequence[Mapping[str, Any]]) -> str:
         content = messages[0].get("content")
         return content if isinstance(content, str) else json.dumps(content)
     return ""
-
-
-def _digest(messages: Sequence[Mapping[str, Any]]) -> str:
-    blob = json.dumps(list(messages), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

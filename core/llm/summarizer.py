@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from core.llm.script import CALL_ID_RE, Script, done_marker, message_text, read_progress
+from core.context.summary_request import SummaryRequest
 from core.tokens import count_text
 
 if TYPE_CHECKING:
@@ -30,21 +31,6 @@ SUMMARY_TAG = "[ctxlens:summarize]"
 """Marks the last message of a request as a summary request (read by ``ScriptedModel``)."""
 
 Messages = Sequence[Mapping[str, Any]]
-
-
-class StageRequest(Protocol):
-    """What the context engine's ``SummaryRequest`` offers (matched structurally)."""
-
-    @property
-    def stage(self) -> str: ...
-
-    @property
-    def messages(self) -> Sequence[Mapping[str, Any]]: ...
-
-    @property
-    def max_tokens(self) -> int: ...
-
-    def prompt_messages(self) -> list[dict[str, Any]]: ...
 
 
 def is_summary_request(messages: Messages) -> bool:
@@ -149,9 +135,9 @@ class ScriptedCompactionSummarizer:
 
     def __init__(self, *, omit_completed: bool = False) -> None:
         self.omit_completed = omit_completed
-        self.requests: list[StageRequest] = []
+        self.requests: list[SummaryRequest] = []
 
-    async def summarize(self, request: StageRequest) -> str:
+    async def summarize(self, request: SummaryRequest) -> str:
         self.requests.append(request)
         if request.stage != "compression":
             return _notes(request.messages)
@@ -168,14 +154,14 @@ class ModelCompactionSummarizer:
         self.model = model
 
     @staticmethod
-    def request_messages(request: StageRequest) -> list[dict[str, Any]]:
+    def request_messages(request: SummaryRequest) -> list[dict[str, Any]]:
         """What is sent: ``prompt_messages()`` with the tag before the closing ask."""
         messages = [dict(m) for m in request.prompt_messages()]
         last = messages[-1]
         last["content"] = f"{SUMMARY_TAG} {message_text(last)}"
         return messages
 
-    async def summarize(self, request: StageRequest) -> str:
+    async def summarize(self, request: SummaryRequest) -> str:
         response = await self.client.complete(
             self.request_messages(request),
             model=self.model,

@@ -366,7 +366,7 @@ class RunnerCore:
 
     # -- checkpoints ------------------------------------------------------------------------
     def _checkpoint(self, kind: str) -> None:
-        if not self.config.checkpoints or self.agent_name != "main" or self.store.objects is None:
+        if not self.config.checkpoints or self.agent_name != "main":
             return
         from core.run.checkpoint import context_package, round_package
 

@@ -12,14 +12,14 @@ write — and triggers a full rebuild, so the cache is never stale.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import func, select
 
+from core.canonical import canonical_bytes
 from core.context.view import COMPONENTS, NOT_SENT, View, entry_of, render_item
-from core.records import CompactionEvent, ContextItem, Message
+from core.records import CompactionEvent, ContextItem, Message, extend_encoded
 from core.run.agent_view import agent_view
 from core.store import schema as t
 from core.store.reader import Reader
@@ -28,7 +28,7 @@ Stamp = tuple[int | None, int | None]
 
 
 def _dump(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_bytes(obj)
 
 
 class ContextCache:
@@ -122,21 +122,6 @@ class ContextCache:
         if last is not None:
             self.stamp = (last if tip is None else tip, self.stamp[1])
 
-    def _encode(self, item: ContextItem) -> None:
-        plain = item.sequence is not None and item == ContextItem(item.sequence)
-        last = self.encoded[-1] if self.encoded else None
-        if plain and isinstance(last, int) and item.sequence == last + 1:
-            self.encoded[-1] = {"range": [last, item.sequence]}
-        elif (
-            plain
-            and isinstance(last, dict)
-            and "range" in last
-            and (item.sequence == last["range"][1] + 1)
-        ):
-            self.encoded[-1] = {"range": [last["range"][0], item.sequence]}
-        else:
-            self.encoded.append(item.to_json())
-
     def invalidate(self) -> None:
         self.stamp = None
 
@@ -147,7 +132,7 @@ class ContextCache:
             self._hash.update(b",")
         self._hash.update(_dump(rendered))
         self.items.append(item)
-        self._encode(item)
+        extend_encoded(self.encoded, (item,))
         self.rendered.append(rendered)
         self.tokens.append(entry.tokens)
         self.by_component[entry.component] += entry.tokens

@@ -2,197 +2,99 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any, TypeVar
 
-from sqlalchemy import Row
+from sqlalchemy import Row, Table
 
-from core.records import (
-    Checkpoint,
-    CompactionEvent,
-    ContextItem,
-    ContextRef,
-    GoalEvent,
-    Grant,
-    LlmCall,
-    Message,
-    SkillInjection,
-    ToolCall,
-    Trace,
-    decode_items,
-)
+from core import records as rec
+from core.store.message_fields import message_from
 from core.store.paths import LineInfo
 
+R = TypeVar("R")
 
-def message_from_row(r: Row[Any]) -> Message:
+
+def message_from_row(r: Row[Any]) -> rec.Message:
+    return message_from(r._mapping)
+
+
+def record_from(cls: type[R], m: Mapping[Any, Any], **given: Any) -> R:
+    """A record whose fields are its row's columns of the same names (``given``: the
+    fields stored under another name or another shape)."""
+    return cls(**{n: m[n] for n in _field_names(cls) if n not in given}, **given)
+
+
+def row_values(record: Any, table: Table, **given: Any) -> dict[str, Any]:
+    """The row of ``record`` for ``table``: every column the record has a field of the same
+    name for, but a surrogate row id (the database assigns it); ``given`` wins."""
+    names = _field_names(type(record))
+    return {
+        c: given[c] if c in given else getattr(record, c) for c in _columns(table, names, given)
+    }
+
+
+def _field_names(cls: Any) -> frozenset[str]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict[Any, frozenset[str]] = {}
+
+
+def _columns(table: Table, names: frozenset[str], given: Mapping[str, Any]) -> list[str]:
+    return [
+        c.name
+        for c in table.columns
+        if (c.name in names or c.name in given) and not (c.primary_key and c.autoincrement is True)
+    ]
+
+
+def trace_from_row(r: Row[Any]) -> rec.Trace:
     m = r._mapping
-    calls = m["tool_calls"]
-    parts = m["parts"]
-    return Message(
-        trace_id=m["trace_id"],
-        sequence=m["sequence"],
-        parent_sequence=m["parent_sequence"],
-        role=m["role"],
-        content=m["content"],
-        parts=tuple(parts) if parts is not None else None,
-        tool_calls=tuple(ToolCall.from_json(c) for c in calls) if calls else (),
-        tool_call_id=m["tool_call_id"],
-        name=m["name"],
-        goal_id=m["goal_id"],
-        kind=m["kind"],
-        branch_type=m["branch_type"],
-        branch_id=m["branch_id"],
-        agent_name=m["agent_name"],
-        token_count=m["token_count"],
-        usage=m["usage"],
-        created_at=m["created_at"],
-        metadata=m["metadata"],
-        line=m["line"],
-        depth=m["depth"],
-    )
-
-
-def trace_from_row(r: Row[Any]) -> Trace:
-    m = r._mapping
-    return Trace(
-        id=m["id"],
-        title=m["title"],
-        source=m["source"],
-        created_at=m["created_at"],
-        head=m["head_sequence"],
-        messages=m["message_count"],
-        metadata=m["metadata"],
-    )
+    return record_from(rec.Trace, m, head=m["head_sequence"], messages=m["message_count"])
 
 
 def line_from_row(r: Row[Any]) -> LineInfo:
+    return record_from(LineInfo, r._mapping)
+
+
+def context_from_json(data: list[Any]) -> tuple[rec.ContextItem, ...]:
+    return rec.decode_items(data)
+
+
+def call_from_row(r: Row[Any]) -> rec.LlmCall:
     m = r._mapping
-    return LineInfo(
-        line=m["line"],
-        parent_line=m["parent_line"],
-        start_depth=m["start_depth"],
-        start_sequence=m["start_sequence"],
-        tip_sequence=m["tip_sequence"],
-        tip_depth=m["tip_depth"],
-        branch_type=m["branch_type"],
-        branch_id=m["branch_id"],
-    )
+    return record_from(rec.LlmCall, m, context=context_from_json(m["context"]))
 
 
-def context_from_json(data: list[Any]) -> tuple[ContextItem, ...]:
-    return decode_items(data)
-
-
-def call_from_row(r: Row[Any]) -> LlmCall:
+def compaction_from_row(r: Row[Any]) -> rec.CompactionEvent:
     m = r._mapping
-    return LlmCall(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        call_index=m["call_index"],
-        context=context_from_json(m["context"]),
-        request_sha256=m["request_sha256"],
-        model=m["model"],
-        head_sequence=m["head_sequence"],
-        response_sequence=m["response_sequence"],
-        usage=m["usage"],
-        latency_ms=m["latency_ms"],
-        error=m["error"],
-        agent_name=m["agent_name"],
-        branch_type=m["branch_type"],
-        created_at=m["created_at"],
-        params=m["params"],
-    )
-
-
-def compaction_from_row(r: Row[Any]) -> CompactionEvent:
-    m = r._mapping
-    return CompactionEvent(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        level=m["level"],
-        trigger=m["trigger"],
-        at_sequence=m["at_sequence"],
+    return record_from(
+        rec.CompactionEvent,
+        m,
         removed=tuple(m["removed"]),
         context_after=context_from_json(m["context_after"]),
-        tokens_before=m["tokens_before"],
-        tokens_after=m["tokens_after"],
-        messages_before=m["messages_before"],
-        messages_after=m["messages_after"],
-        summary_sequence=m["summary_sequence"],
-        goal_id=m["goal_id"],
-        details=m["details"],
-        created_at=m["created_at"],
     )
 
 
-def checkpoint_from_row(r: Row[Any]) -> Checkpoint:
-    m = r._mapping
-    return Checkpoint(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        generation=m["generation"],
-        type=m["type"],
-        object_key=m["object_key"],
-        token_count=m["token_count"],
-        sha256=m["sha256"],
-        size=m["size"],
-        created_at=m["created_at"],
-    )
+def checkpoint_from_row(r: Row[Any]) -> rec.Checkpoint:
+    return record_from(rec.Checkpoint, r._mapping)
 
 
-def ref_from_row(r: Row[Any]) -> ContextRef:
-    m = r._mapping
-    return ContextRef(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        kind=m["kind"],
-        description=m["description"],
-        tokens=m["tokens"],
-        bytes=m["bytes"],
-        image_blocks=m["image_blocks"],
-        source_sequence=m["source_sequence"],
-        content=m["content"],
-        created_at=m["created_at"],
-        metadata=m["metadata"],
-    )
+def ref_from_row(r: Row[Any]) -> rec.ContextRef:
+    return record_from(rec.ContextRef, r._mapping)
 
 
-def grant_from_row(r: Row[Any]) -> Grant:
-    m = r._mapping
-    return Grant(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        ref_id=m["ref_id"],
-        granted_by=m["granted_by"],
-        reason=m["reason"],
-        cost=m["cost"],
-        granted_at_sequence=m["granted_at_sequence"],
-        message_sequence=m["message_sequence"],
-        revoked_at_sequence=m["revoked_at_sequence"],
-        revoked_reason=m["revoked_reason"],
-        created_at=m["created_at"],
-    )
+def grant_from_row(r: Row[Any]) -> rec.Grant:
+    return record_from(rec.Grant, r._mapping)
 
 
-def skill_injection_from_row(r: Row[Any]) -> SkillInjection:
-    m = r._mapping
-    return SkillInjection(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        skill=m["skill"],
-        message_sequence=m["message_sequence"],
-        call_sequence=m["call_sequence"],
-        reason=m["reason"],
-        created_at=m["created_at"],
-    )
+def skill_injection_from_row(r: Row[Any]) -> rec.SkillInjection:
+    return record_from(rec.SkillInjection, r._mapping)
 
 
-def goal_event_from_row(r: Row[Any]) -> GoalEvent:
-    m = r._mapping
-    return GoalEvent(
-        id=m["id"],
-        trace_id=m["trace_id"],
-        sequence=m["sequence"],
-        op=m["op"],
-        goal_id=m["goal_id"],
-        payload=m["payload"],
-    )
+def goal_event_from_row(r: Row[Any]) -> rec.GoalEvent:
+    return record_from(rec.GoalEvent, r._mapping)

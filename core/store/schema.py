@@ -277,6 +277,15 @@ checkpoints = Table(
     UniqueConstraint("trace_id", "generation", name="uq_checkpoints_trace_generation"),
 )
 
+checkpoint_blobs = Table(
+    "checkpoint_blobs",
+    metadata,
+    # The embedded blob store (issue 18): a checkpoint's bytes under its object key, in the
+    # database itself, so copying the store file copies everything.
+    Column("key", String(512), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
 audit_log = Table(
     "audit_log",
     metadata,

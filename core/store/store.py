@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core.errors import CtxlensError, IntegrityError, StoreOpenError
 from core.records import Checkpoint, Message, NewMessage, Trace
+from core.store.blobs import IN_DATABASE, DatabaseBlobs, absorb_folder, bound
 from core.store.checkpoint import Checkpointer
 from core.store.engine import database_url, make_engine, prepare_schema, sqlite_path
 from core.store.objects import LocalObjectStore, ObjectStore
@@ -28,9 +29,10 @@ from core.store.writer import HEAD, Writer
 
 
 class Store:
-    """One trace store: a database plus an object store for checkpoint blobs."""
+    """One trace store: a database plus an object store for checkpoint blobs (by default
+    the database itself, ``core/store/blobs.py``)."""
 
-    def __init__(self, engine: Engine, objects: ObjectStore | None, url: str) -> None:
+    def __init__(self, engine: Engine, objects: ObjectStore, url: str) -> None:
         self.engine = engine
         self.objects = objects
         self.url = url
@@ -47,15 +49,16 @@ class Store:
     ) -> Store:
         """Open (creating or migrating as needed) the store at a path or SQLAlchemy URL.
 
-        Checkpoint blobs default to the folder ``<file>.objects`` beside a SQLite file, or
-        ``$CTXLENS_OBJECTS`` for a server database. ``objects`` (or the variable) may be a
-        folder or an ``s3://bucket/prefix`` URL (``core/store/s3.py``).
+        Checkpoint blobs live in the database itself (``core/store/blobs.py``) unless
+        ``objects`` or ``$CTXLENS_OBJECTS`` names a folder or an ``s3://bucket/prefix`` URL
+        (``core/store/s3.py``); ``IN_DATABASE`` overrides the variable. A SQLite file whose
+        blobs an older ctxlens kept in ``<file>.objects`` reads them there and moves them in.
         """
         url = database_url(target)
         engine = make_engine(url)
         try:
             prepare_schema(engine)
-            store = cls(engine, _objects_for(url, objects), url)
+            store = cls(engine, _objects_for(url, engine, objects), url)
         except BaseException:
             engine.dispose()
             raise
@@ -99,7 +102,7 @@ class Store:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(write=True)
                 with conn.begin():
-                    writer = Writer(conn, self.objects)
+                    writer = Writer(conn, bound(self.objects, conn))
                     yield writer
                     writer.flush()
             if self.checkpointer is not None:
@@ -139,12 +142,16 @@ class Store:
         with self.write() as w:
             return w.rewind(trace_id, to_sequence)
 
+    def missing_blobs(self, trace_id: str) -> list[Checkpoint]:
+        """The checkpoints of ``trace_id`` whose blob the object store does not have."""
+        with self.read() as r:
+            cps = r.checkpoints(r.find_trace(trace_id).id)
+        return [cp for cp in cps if not self.objects.exists(cp.object_key)]
+
     def read_checkpoint(self, checkpoint: Checkpoint) -> bytes:
         """The blob of a checkpoint, verified against the hash in its metadata row."""
         import hashlib
 
-        if self.objects is None:
-            raise StoreOpenError("this store has no object storage")
         data = self.objects.get(checkpoint.object_key)
         digest = hashlib.sha256(data).hexdigest()
         if digest != checkpoint.sha256:
@@ -157,21 +164,30 @@ class Store:
 
 
 def _objects_for(
-    url: str, objects: ObjectStore | str | os.PathLike[str] | None
-) -> ObjectStore | None:
+    url: str, engine: Engine, objects: ObjectStore | str | os.PathLike[str] | None
+) -> ObjectStore:
     if objects is not None and not isinstance(objects, (str, os.PathLike)):
         return objects
-    where = objects if objects is not None else os.environ.get("CTXLENS_OBJECTS")
-    if where and os.fspath(where).startswith("s3://"):
+    where = os.fspath(objects) if objects is not None else os.environ.get("CTXLENS_OBJECTS")
+    if where and where.startswith("s3://"):
         from core.store.s3 import S3ObjectStore  # httpx only when S3 is used
 
-        return S3ObjectStore.from_url(os.fspath(where))
-    if where:
+        return S3ObjectStore.from_url(where)
+    if where and where != IN_DATABASE:
         return LocalObjectStore(where)
+    return DatabaseBlobs(engine, _legacy_folder(engine, url))
+
+
+def _legacy_folder(engine: Engine, url: str) -> LocalObjectStore | None:
+    """``<file>.objects``, where blobs of a SQLite store made before issue 18 live, moved
+    into the file now (blobs the move could not take are still read there)."""
     path = sqlite_path(url)
-    if path is not None:
-        return LocalObjectStore(path.with_name(path.name + ".objects"))
-    return None
+    folder = path.with_name(path.name + ".objects") if path is not None else None
+    if folder is None or not folder.is_dir():
+        return None
+    legacy = LocalObjectStore(folder)
+    absorb_folder(engine, legacy)
+    return legacy
 
 
 def _short(exc: BaseException) -> str:

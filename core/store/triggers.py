@@ -10,33 +10,15 @@ pending count to a real one and touches no other column.
 
 from __future__ import annotations
 
+from core.store.schema import messages
+
 #: ``messages.token_count`` of a message not counted yet (readers count it on the fly).
 PENDING_TOKENS = -1
 
 #: Every ``messages`` column but ``token_count``: an UPDATE naming any of them is refused.
-#: A new column must be added here (``tests/core/test_store_schema.py`` checks the list).
-FROZEN_COLUMNS = (
-    "id",
-    "trace_id",
-    "sequence",
-    "parent_sequence",
-    "line",
-    "depth",
-    "role",
-    "content",
-    "parts",
-    "tool_calls",
-    "tool_call_id",
-    "name",
-    "goal_id",
-    "kind",
-    "branch_type",
-    "branch_id",
-    "agent_name",
-    "usage",
-    "created_at",
-    "metadata",
-)
+#: Derived from the table, so a new column is frozen too (a migration recreates the SQLite
+#: trigger with it).
+FROZEN_COLUMNS = tuple(c.name for c in messages.columns if c.name != "token_count")
 
 _RAISE_SQLITE = "SELECT RAISE(ABORT, 'messages are append-only')"
 

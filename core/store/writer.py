@@ -12,12 +12,12 @@ import itertools
 import json
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import JSON, Connection, bindparam, insert, select, update
+from sqlalchemy import JSON, Connection, Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -38,8 +38,10 @@ from core.records import (
     encode_items,
 )
 from core.store import schema as t
+from core.store.message_fields import COLUMNS, JSON_COLUMNS, message_of_row, new_row, row_of
 from core.store.objects import ObjectStore
 from core.store.reader import Reader
+from core.store.rows import row_values
 from core.tokens import count_message
 
 ROLES = frozenset(MESSAGE_ROLES)
@@ -97,7 +99,7 @@ def _remember(st: _TraceState, sequence: int, position: tuple[int, int]) -> None
 class Writer:
     """All writes of one transaction. Obtain through ``Store.write()``."""
 
-    def __init__(self, conn: Connection, objects: ObjectStore | None) -> None:
+    def __init__(self, conn: Connection, objects: ObjectStore) -> None:
         self.conn = conn
         self.read = Reader(conn)
         self.objects = objects
@@ -247,18 +249,17 @@ class Writer:
         p = start_parent
         now = time.time()
         out: list[Message] = []
-        values: list[dict[str, Any]] = []
+        rows: list[tuple[Any, ...]] = []
         for nm in messages:
             if nm.role not in ROLES:
                 raise InvalidInputError(f"message role {nm.role!r} is not one of {sorted(ROLES)}")
             seq = st.next_sequence
             st.next_sequence += 1
             line, depth = self._place(st, p, seq, nm.branch_type, nm.branch_id)
-            msg = _message(trace_id, seq, p, line, depth, nm, now)
-            out.append(msg)
-            values.append(_message_values(msg))
+            rows.append(new_row((trace_id, seq, p, line, depth), nm, _tokens(nm), now))
+            out.append(message_of_row(rows[-1]))
             p = seq
-        self._insert_messages(values)
+        self._insert_rows(rows, _RUN_JSON)
         st.message_count += len(out)
         if move_head is None:
             move_head = start_parent == st.head and all(m.branch_type is None for m in out)
@@ -295,9 +296,9 @@ class Writer:
             seq = st.next_sequence
             st.next_sequence += 1
             line, depth = self._place(st, p, seq, nm.branch_type, nm.branch_id)
-            rows.append(_new_row(trace_id, seq, p, line, depth, nm, tokens, now))
+            rows.append(new_row((trace_id, seq, p, line, depth), nm, tokens, now))
             p = seq
-        self._insert_rows(rows, finite_json)
+        self._insert_rows(rows, _FINITE_JSON if finite_json else _IMPORT_JSON)
         st.message_count += len(rows)
         st.dirty = True
         return first
@@ -332,53 +333,20 @@ class Writer:
             st.message_count += 1
             st.dirty = True
         if out:
-            self._insert_messages([_message_values(m) for m in out])
+            self._insert_rows([row_of(m) for m in out], _RUN_JSON)
         return out
 
-    def _insert_messages(self, values: list[dict[str, Any]]) -> None:
-        """Bulk insert; on SQLite straight through the driver (5× faster than Core's
-        per-row parameter processing, which dominated long imports)."""
+    def _insert_rows(self, rows: list[tuple[Any, ...]], encoders: _JsonText) -> None:
+        """Insert rows in ``COLUMNS`` order (JSON columns still as values). On SQLite
+        straight through the driver (5× faster than Core's per-row parameter processing,
+        which dominated long imports), JSON columns encoded by ``encoders``,
+        ``_ROWS_PER_INSERT`` rows per statement (one statement step, which lets go of the
+        GIL, per 64 rows instead of per row), the rest one row per step: two statement
+        shapes, prepared once per connection."""
         if self.conn.dialect.name != "sqlite":
-            self.conn.execute(insert(t.messages), values)
+            self.conn.execute(insert(t.messages), [dict(zip(COLUMNS, r)) for r in rows])
             return
-        js, exact = _json_text, _json_exact
-        rows = [
-            (
-                v["trace_id"],
-                v["sequence"],
-                v["parent_sequence"],
-                v["line"],
-                v["depth"],
-                v["role"],
-                v["content"],
-                js(v["parts"]),
-                exact(v["tool_calls"]),
-                v["tool_call_id"],
-                v["name"],
-                v["goal_id"],
-                v["kind"],
-                v["branch_type"],
-                v["branch_id"],
-                v["agent_name"],
-                v["token_count"],
-                js(v["usage"]),
-                v["created_at"],
-                js(v["metadata"]),
-            )
-            for v in values
-        ]
-        self.conn.exec_driver_sql(_SQLITE_INSERT, rows)
-
-    def _insert_rows(self, rows: list[tuple[Any, ...]], finite_json: bool = False) -> None:
-        """Insert rows given as ``_new_row`` tuples (JSON columns still as values). On
-        SQLite through the driver, ``_ROWS_PER_INSERT`` rows per statement (one statement
-        step, which lets go of the GIL, per 64 rows instead of per row), the rest one row per
-        step: two statement shapes, prepared once per connection."""
-        if self.conn.dialect.name != "sqlite":
-            self.conn.execute(insert(t.messages), [dict(zip(_MESSAGE_COLUMNS, r)) for r in rows])
-            return
-        js = _json_finite if finite_json else _json_text
-        values = [(*r[:7], js(r[7]), js(r[8]), *r[9:17], js(r[17]), r[18], js(r[19])) for r in rows]
+        values = [_json_encoded(r, encoders) for r in rows]
         full = len(values) - len(values) % _ROWS_PER_INSERT
         for start in range(0, full, _ROWS_PER_INSERT):
             chunk = values[start : start + _ROWS_PER_INSERT]
@@ -500,37 +468,19 @@ class Writer:
         )
 
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
-        res = self.conn.execute(
-            insert(t.compactions).values(
-                trace_id=event.trace_id,
-                level=event.level,
-                trigger=event.trigger,
-                at_sequence=event.at_sequence,
-                removed=list(event.removed),
-                context_after=encode_items(event.context_after),
-                tokens_before=event.tokens_before,
-                tokens_after=event.tokens_after,
-                messages_before=event.messages_before,
-                messages_after=event.messages_after,
-                summary_sequence=event.summary_sequence,
-                goal_id=event.goal_id,
-                details=event.details,
-                created_at=event.created_at or time.time(),
-            )
+        values = row_values(
+            event,
+            t.compactions,
+            removed=list(event.removed),
+            context_after=encode_items(event.context_after),
+            created_at=event.created_at or time.time(),
         )
+        res = self.conn.execute(insert(t.compactions).values(**values))
         return _with_id(event, res.inserted_primary_key)
 
     # -- goals, tasks, skills, refs, grants -----------------------------------------------
     def add_goal_event(self, event: GoalEvent) -> None:
-        self.conn.execute(
-            insert(t.goal_events).values(
-                trace_id=event.trace_id,
-                sequence=event.sequence,
-                op=event.op,
-                goal_id=event.goal_id,
-                payload=event.payload,
-            )
-        )
+        self.conn.execute(insert(t.goal_events).values(**row_values(event, t.goal_events)))
 
     def set_tasks(self, trace_id: str, sequence: int, tasks: Iterable[dict[str, Any]]) -> None:
         """Snapshot of the task list as of message ``sequence`` (todo_write, INJ-4)."""
@@ -550,51 +500,20 @@ class Writer:
             self.conn.execute(insert(t.tasks), values)
 
     def add_skill_injection(self, record: SkillInjection) -> None:
-        self.conn.execute(
-            insert(t.skill_injections).values(
-                trace_id=record.trace_id,
-                skill=record.skill,
-                message_sequence=record.message_sequence,
-                call_sequence=record.call_sequence,
-                reason=record.reason,
-                created_at=record.created_at or time.time(),
-            )
-        )
+        self._insert_record(t.skill_injections, record)
 
     def add_ref(self, ref: ContextRef) -> ContextRef:
-        self.conn.execute(
-            insert(t.refs).values(
-                id=ref.id,
-                trace_id=ref.trace_id,
-                kind=ref.kind,
-                description=ref.description,
-                tokens=ref.tokens,
-                bytes=ref.bytes,
-                image_blocks=ref.image_blocks,
-                source_sequence=ref.source_sequence,
-                content=ref.content,
-                created_at=ref.created_at or time.time(),
-                metadata=ref.metadata,
-            )
-        )
+        self._insert_record(t.refs, ref)
         return ref
 
     def add_grant(self, grant: Grant) -> Grant:
-        res = self.conn.execute(
-            insert(t.grants).values(
-                trace_id=grant.trace_id,
-                ref_id=grant.ref_id,
-                granted_by=grant.granted_by,
-                reason=grant.reason,
-                cost=grant.cost,
-                granted_at_sequence=grant.granted_at_sequence,
-                message_sequence=grant.message_sequence,
-                revoked_at_sequence=grant.revoked_at_sequence,
-                revoked_reason=grant.revoked_reason,
-                created_at=grant.created_at or time.time(),
-            )
-        )
-        return _with_id(grant, res.inserted_primary_key)
+        return _with_id(grant, self._insert_record(t.grants, grant))
+
+    def _insert_record(self, table: Table, record: Any) -> Any:
+        """Insert a record whose fields are the table's columns (``created_at`` now if
+        unset); returns the new row's primary key."""
+        values = row_values(record, table, created_at=record.created_at or time.time())
+        return self.conn.execute(insert(table).values(**values)).inserted_primary_key
 
     def revoke_grant(self, grant_id: int, at_sequence: int | None, reason: str) -> None:
         res = self.conn.execute(
@@ -729,8 +648,6 @@ class Writer:
         The blob goes to a fresh write-once key first, then the metadata row; a writer that
         loses the race removes only the blob it created itself.
         """
-        if self.objects is None:
-            raise InvalidInputError("this store has no object storage for checkpoints")
         self._state(trace_id)  # locks the trace row (PostgreSQL) and checks it exists
         latest = self.read.latest_generation(trace_id)
         if latest != expected_generation:
@@ -776,75 +693,11 @@ class Writer:
         )
 
 
-def _message(
-    trace_id: str,
-    seq: int,
-    parent: int | None,
-    line: int,
-    depth: int,
-    nm: NewMessage,
-    now: float,
-) -> Message:
-    token_count = nm.token_count
-    if token_count is None:
-        token_count = count_message(nm.role, nm.content, nm.tool_calls, nm.name, nm.parts).tokens
-    return Message(
-        trace_id=trace_id,
-        sequence=seq,
-        parent_sequence=parent,
-        role=nm.role,
-        content=nm.content,
-        parts=tuple(nm.parts) if nm.parts is not None else None,
-        tool_calls=tuple(nm.tool_calls),
-        tool_call_id=nm.tool_call_id,
-        name=nm.name,
-        goal_id=nm.goal_id,
-        kind=nm.kind,
-        branch_type=nm.branch_type,
-        branch_id=nm.branch_id,
-        agent_name=nm.agent_name,
-        token_count=token_count,
-        usage=nm.usage,
-        created_at=nm.created_at if nm.created_at is not None else now,
-        metadata=nm.metadata,
-        line=line,
-        depth=depth,
-    )
-
-
-def _new_row(
-    trace_id: str,
-    seq: int,
-    parent: int | None,
-    line: int,
-    depth: int,
-    nm: NewMessage,
-    tokens: int,
-    now: float,
-) -> tuple[Any, ...]:
-    """A ``messages`` row in ``_MESSAGE_COLUMNS`` order, as ``_message_values`` gives it."""
-    return (
-        trace_id,
-        seq,
-        parent,
-        line,
-        depth,
-        nm.role,
-        nm.content,
-        list(nm.parts) if nm.parts is not None else None,
-        [c.to_json() for c in nm.tool_calls] if nm.tool_calls else None,
-        nm.tool_call_id,
-        nm.name,
-        nm.goal_id,
-        nm.kind,
-        nm.branch_type,
-        nm.branch_id,
-        nm.agent_name,
-        tokens,
-        nm.usage,
-        nm.created_at if nm.created_at is not None else now,
-        nm.metadata,
-    )
+def _tokens(nm: NewMessage) -> int:
+    """The message's token count: given, or counted now."""
+    if nm.token_count is not None:
+        return nm.token_count
+    return count_message(nm.role, nm.content, nm.tool_calls, nm.name, nm.parts).tokens
 
 
 # Statements an import runs once per trace, built once: building one (``.values(...)``,
@@ -861,17 +714,7 @@ _TRACE_METADATA = select(t.traces.c.metadata).where(_BY_ID)
 
 
 def _line_row(trace_id: str, li: _Line) -> dict[str, Any]:
-    return {
-        "trace_id": trace_id,
-        "line": li.line,
-        "parent_line": li.parent_line,
-        "start_depth": li.start_depth,
-        "start_sequence": li.start_sequence,
-        "tip_sequence": li.tip_sequence,
-        "tip_depth": li.tip_depth,
-        "branch_type": li.branch_type,
-        "branch_id": li.branch_id,
-    }
+    return row_values(li, t.lines, trace_id=trace_id)
 
 
 def _call_values(call: LlmCall, encoded: list[Any] | None) -> dict[str, Any]:
@@ -894,31 +737,8 @@ def _call_values(call: LlmCall, encoded: list[Any] | None) -> dict[str, Any]:
     }
 
 
-_MESSAGE_COLUMNS = (
-    "trace_id",
-    "sequence",
-    "parent_sequence",
-    "line",
-    "depth",
-    "role",
-    "content",
-    "parts",
-    "tool_calls",
-    "tool_call_id",
-    "name",
-    "goal_id",
-    "kind",
-    "branch_type",
-    "branch_id",
-    "agent_name",
-    "token_count",
-    "usage",
-    "created_at",
-    "metadata",
-)
 _SQLITE_INSERT = (
-    f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _MESSAGE_COLUMNS)})"
+    f"INSERT INTO messages ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
 
 
@@ -934,8 +754,8 @@ _SQLITE_INSERT_CALL = (
 _ROWS_PER_INSERT = 64
 
 
-_SQLITE_INSERT_MANY = f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) VALUES " + ", ".join(
-    [f"({', '.join('?' for _ in _MESSAGE_COLUMNS)})"] * _ROWS_PER_INSERT
+_SQLITE_INSERT_MANY = f"INSERT INTO messages ({', '.join(COLUMNS)}) VALUES " + ", ".join(
+    [f"({', '.join('?' for _ in COLUMNS)})"] * _ROWS_PER_INSERT
 )
 
 
@@ -984,30 +804,22 @@ def _json_finite(value: Any) -> str | None:
 
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
+#: How a SQLite writer encodes the JSON columns of a row: (index in the row, encoder).
+_JsonText = tuple[tuple[int, Callable[[Any], "str | None"]], ...]
+_JSON_AT = tuple(COLUMNS.index(c) for c in JSON_COLUMNS)
+_IMPORT_JSON: _JsonText = tuple((i, _json_text) for i in _JSON_AT)
+_FINITE_JSON: _JsonText = tuple((i, _json_finite) for i in _JSON_AT)
+#: A run's messages: ``tool_calls`` as ``json.dumps`` writes it (``_json_exact``).
+_RUN_JSON: _JsonText = tuple(
+    (i, _json_exact if COLUMNS[i] == "tool_calls" else _json_text) for i in _JSON_AT
+)
 
-def _message_values(m: Message) -> dict[str, Any]:
-    return {
-        "trace_id": m.trace_id,
-        "sequence": m.sequence,
-        "parent_sequence": m.parent_sequence,
-        "line": m.line,
-        "depth": m.depth,
-        "role": m.role,
-        "content": m.content,
-        "parts": list(m.parts) if m.parts is not None else None,
-        "tool_calls": [c.to_json() for c in m.tool_calls] if m.tool_calls else None,
-        "tool_call_id": m.tool_call_id,
-        "name": m.name,
-        "goal_id": m.goal_id,
-        "kind": m.kind,
-        "branch_type": m.branch_type,
-        "branch_id": m.branch_id,
-        "agent_name": m.agent_name,
-        "token_count": m.token_count,
-        "usage": m.usage,
-        "created_at": m.created_at,
-        "metadata": m.metadata,
-    }
+
+def _json_encoded(row: tuple[Any, ...], encoders: _JsonText) -> tuple[Any, ...]:
+    values = list(row)
+    for i, encode in encoders:
+        values[i] = encode(values[i])
+    return tuple(values)
 
 
 def _replace_position(m: Message, line: int, depth: int) -> Message:

@@ -18,6 +18,7 @@ from core.errors import InvalidInputError
 from core.exporters.ctxlens_json import export_text
 from core.records import NewMessage
 from core.store import Store
+from core.store.blobs import DatabaseBlobs
 from core.transfer import copy_traces
 from tests.helpers.demo_trace import build
 
@@ -53,7 +54,9 @@ def test_demo_trace_both_ways_losslessly(
     code, out = cli("copy", "--from", pg_url, "--from-objects", s3_url, "--to", str(back))
     assert code == 0 and f"{tid}  copied" in out
     assert _export(str(back), tid) == original
-    assert (tmp_path / "back.db.objects").is_dir()  # the file keeps its own blobs
+    assert not (tmp_path / "back.db.objects").exists()  # the file keeps its blobs inside
+    with Store.open(back) as s:
+        assert isinstance(s.objects, DatabaseBlobs)
 
     # the CLI reads the team store by URL like any other store
     code, out = cli("--db", pg_url, "traces", "--json")
@@ -140,9 +143,9 @@ def test_copy_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path, pg_url: str) -
     assert code == 2
     with Store.open(local) as s, pytest.raises(InvalidInputError, match="same store"):
         copy_traces(s, s)
-    # checkpoints need somewhere to go: a server store without object storage refuses
+    # a server store without a configured bucket keeps checkpoint blobs in the database
     with Store.open(local) as s, Store.open(pg_url) as team:
-        assert team.objects is None
-        with pytest.raises(InvalidInputError, match="no object storage"):
-            copy_traces(s, team)
-        assert team.traces() == []
+        assert isinstance(team.objects, DatabaseBlobs)
+        (tid,) = [t.id for t in s.traces()]
+        assert [r.status for r in copy_traces(s, team)] == ["copied"]
+        assert export_text(team, tid) == export_text(s, tid)

@@ -18,7 +18,10 @@ def test_missing_default_store_gets_the_demo_run(tmp_path: Path) -> None:
             tid = traces[0].id
             assert r.compactions(tid) and r.llm_calls(tid) and r.grants(tid)
             assert r.skill_injections(tid) and r.goal_events(tid) and r.checkpoints(tid)
-        assert (target.parent / "ctxlens.db.objects").is_dir(), "checkpoint blobs moved too"
+        with s.read() as r:  # the checkpoint blobs are inside the file
+            cps = r.checkpoints(tid)
+            assert all(s.read_checkpoint(cp) for cp in cps)
+        assert not (target.parent / "ctxlens.db.objects").exists()
     before = target.stat().st_mtime_ns
     ensure_default_store(str(target))
     assert target.stat().st_mtime_ns == before, "an existing store is left alone"

@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.context.view import canonical_bytes, canonical_json, request_sha256
+from core.canonical import canonical_bytes, canonical_json
+from core.context.view import request_sha256
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 SCALAR = st.one_of(

@@ -8,10 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select, update
 
 from core.errors import CheckpointConflict, IntegrityError, InvalidInputError
 from core.store import Store
+from core.store.blobs import DatabaseBlobs
 from core.store.objects import LocalObjectStore, validate_key
+from core.store.schema import checkpoint_blobs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,16 +34,39 @@ def test_generations_advance_and_blobs_verify(store: Store) -> None:
     assert store.read_checkpoint(second) == b"two"
 
 
+def _blob_keys(store: Store) -> set[str]:
+    with store.read() as r:
+        return set(r.conn.execute(select(checkpoint_blobs.c.key)).scalars())
+
+
 def test_tampered_blob_is_detected(store: Store) -> None:
     tr = store.create_trace("t")
     with store.write() as w:
         cp = w.write_checkpoint(tr.id, 0, "turn", b"payload")
-    assert isinstance(store.objects, LocalObjectStore)
-    path = store.objects.root / cp.object_key
-    path.chmod(0o644)
-    path.write_bytes(b"tampered")
+    assert isinstance(store.objects, DatabaseBlobs)  # inside the database by default
+    assert _blob_keys(store) == {cp.object_key}
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(checkpoint_blobs)
+            .where(checkpoint_blobs.c.key == cp.object_key)
+            .values(data=b"tampered")
+        )
     with pytest.raises(IntegrityError, match="sha256"):
         store.read_checkpoint(cp)
+
+
+def test_tampered_blob_in_a_configured_folder_is_detected(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db", objects=tmp_path / "blobs") as store:
+        tr = store.create_trace("t")
+        with store.write() as w:
+            cp = w.write_checkpoint(tr.id, 0, "turn", b"payload")
+        assert isinstance(store.objects, LocalObjectStore)
+        path = store.objects.root / cp.object_key
+        path.chmod(0o644)
+        path.write_bytes(b"tampered")
+        with pytest.raises(IntegrityError, match="sha256"):
+            store.read_checkpoint(cp)
+        assert _blob_keys(store) == set(), "a configured folder replaces the table"
 
 
 @pytest.mark.parametrize(
@@ -105,10 +131,5 @@ def test_two_processes_racing_one_wins(tmp_path: Path) -> None:
         for cp in cps:
             assert store.read_checkpoint(cp) in (b"w0" * 100, b"w1" * 100)
         # the losers' blobs were removed; only referenced blobs remain
-        assert isinstance(store.objects, LocalObjectStore)
-        blobs = {
-            str(p.relative_to(store.objects.root))
-            for p in store.objects.root.rglob("*")
-            if p.is_file()
-        }
-        assert blobs == {c.object_key for c in cps}
+        assert isinstance(store.objects, DatabaseBlobs)
+        assert _blob_keys(store) == {c.object_key for c in cps}

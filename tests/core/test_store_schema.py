@@ -83,3 +83,18 @@ def test_new_and_upgraded_stores_carry_the_ctxlens_application_id(tmp_path: Path
     assert _header_application_id(old) == b"\x00\x00\x00\x00"
     Store.open(old).close()
     assert _header_application_id(old) == b"CTXL"
+
+
+def test_the_message_records_carry_the_table_columns() -> None:
+    """Issue 19: a message's fields are the ``messages`` columns; rows, the export and the
+    triggers derive from them (``core/store/message_fields.py``), and the records must
+    name the same fields."""
+    from dataclasses import fields
+
+    from core.records import Message, NewMessage
+    from core.store.message_fields import COLUMNS, EXPORT_FIELDS, FIELDS, JSON_COLUMNS
+
+    assert {f.name for f in fields(Message)} == set(COLUMNS)
+    assert {f.name for f in fields(NewMessage)} == set(FIELDS)
+    assert set(JSON_COLUMNS) == {"parts", "tool_calls", "usage", "metadata"}
+    assert set(EXPORT_FIELDS) == set(COLUMNS) - {"trace_id", "line", "depth"}

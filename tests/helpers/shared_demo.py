@@ -1,6 +1,6 @@
 """One demo run per test session, shared by every xdist worker: the first worker to ask
 runs it (under a file lock) into a folder next to the workers' temp dirs; each test gets
-its own copy of the store file and its checkpoint blobs, so tests never interfere."""
+its own copy of the store file (checkpoint blobs included), so tests never interfere."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from core.store import Store
 
 
 def shared_demo(factory: pytest.TempPathFactory, name: str = "demo", **opts: object) -> Path:
-    """The folder holding ``demo.db`` (+ ``demo.db.objects``) and ``result.json``."""
+    """The folder holding ``demo.db`` (checkpoint blobs inside) and ``result.json``."""
     base = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # workers' temp dirs sit in the session's
         base = base.parent
@@ -38,6 +38,5 @@ def demo_copy(factory: pytest.TempPathFactory, dest: Path, name: str = "demo") -
     root = shared_demo(factory, name)
     dest.mkdir(parents=True, exist_ok=True)
     db = dest / "demo.db"
-    shutil.copy(root / "demo.db", db)
-    shutil.copytree(root / "demo.db.objects", dest / "demo.db.objects")
+    shutil.copy(root / "demo.db", db)  # one file: its checkpoint blobs are inside
     return db, json.loads((root / "result.json").read_text())["trace_id"]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.canonical import canonical_sha256
 from core.delegation.anchor import normalize_anchor
 from core.delegation.brief import (
     RefPin,
@@ -18,7 +19,7 @@ from core.delegation.brief import (
     normalize_brief,
 )
 from core.delegation.config import DelegationLimits
-from core.delegation.normal import DelegationError, sha256_of
+from core.delegation.normal import DelegationError
 from core.delegation.snapshots import (
     CatalogueEntry,
     RefGrant,
@@ -83,7 +84,7 @@ def test_normalization_is_idempotent(
     once = normalize_brief(raw, ("inherited",))
     twice = normalize_brief(once.to_json(), ("inherited",))
     assert twice == once
-    assert twice.version == once.version == sha256_of(once.to_json())
+    assert twice.version == once.version == canonical_sha256(once.to_json())
 
 
 @given(pad=st.sampled_from(["", " ", "\t", "  \n"]), repeat=st.integers(1, 3))

@@ -79,7 +79,6 @@ def copy(killed: tuple[Path, str], tmp_path: Path) -> Iterator[tuple[Path, str]]
     shutil.copy(folder / "run.db", tmp_path / "run.db")
     if (folder / "run.db-wal").exists():
         shutil.copy(folder / "run.db-wal", tmp_path / "run.db-wal")
-    shutil.copytree(folder / "run.db.objects", tmp_path / "run.db.objects")
     yield tmp_path / "run.db", trace_id
 
 
@@ -300,3 +299,60 @@ def test_a_demo_killed_before_its_first_message_resumes_from_the_start(
         assert result.final and (result.metrics or {})["redone_tool_calls"] == 0
         whole, whole_id = demo_store
         assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
+
+
+def _wait_for_calls(db: Path, child: subprocess.Popen[str], calls: int) -> str:
+    """Poll (sqlite3, read-only) until the child's trace has ``calls`` model calls."""
+    deadline = time.monotonic() + 300
+    while True:
+        assert child.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "the run did not get going"
+        time.sleep(0.02)
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+                row = con.execute(
+                    "SELECT trace_id, count(*) FROM llm_calls GROUP BY trace_id"
+                ).fetchone()
+        except sqlite3.Error:  # the child may be creating the schema right now
+            continue
+        if row is not None and row[1] >= calls:
+            return str(row[0])
+
+
+def test_a_killed_ctxlens_run_resumes_from_a_copy_of_the_store_file_alone(
+    tmp_path: Path,
+) -> None:
+    """Issue 18, one-file store: ``ctxlens run`` SIGKILLed mid-run; the store file is copied
+    (nothing beside it: checkpoint blobs live inside) and the copy resumes to the end."""
+    from core.demo.scenario import TASK, make_model
+    from core.demo.world import World
+    from core.llm import ModelServer
+
+    killed = tmp_path / "killed" / "run.db"
+    killed.parent.mkdir()
+    with ModelServer(make_model(World())) as server:
+        child = ctxlens(
+            killed, "run", "--base-url", server.url, "--model", "scripted", "--task", TASK,
+            "--demo-tools", "--max-steps", "200", "--json",
+        )  # fmt: skip
+        try:
+            trace_id = _wait_for_calls(killed, child, 30)
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(30)
+    assert child.returncode == -signal.SIGKILL
+    Store.open(killed).close()  # any ctxlens command folds the WAL into the file
+    assert sorted(p.name for p in killed.parent.iterdir()) == ["run.db"], "one file"
+    copied = tmp_path / "elsewhere" / "run.db"
+    copied.parent.mkdir()
+    shutil.copy(killed, copied)
+    with Store.open(copied) as store, store.read() as r:
+        latest = r.checkpoints(trace_id)[-1]
+        assert store.read_checkpoint(latest)  # the blob came with the file
+    with ModelServer(make_model(World())) as healthy:
+        proc = ctxlens(copied, "resume", trace_id, "--base-url", healthy.url, "--json")
+        out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "resumed" and result["resumed_from"] == latest.generation
+    assert result["final"].startswith("Top 10") and result["redone_tool_calls"] == 0

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0014_trace_totals"
-down_revision = "0012_search"
+down_revision = "0013_checkpoint_blobs"
 
 KEYS = (("agent_name", 128), ("model", 128), ("shape", 8))
 SUMS = ("prompt", "uncached", "cached", "cache_creation", "completion")
