@@ -20,8 +20,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.llm.script import CALL_ID_RE, Script, done_marker, message_text, read_progress
 from core.context.summary_request import SummaryRequest
+from core.llm.script import CALL_ID_RE, Script, done_marker, message_text, read_progress
 from core.tokens import count_text
 
 if TYPE_CHECKING:
