@@ -37,8 +37,8 @@ def store_for(n: int) -> Path:
     path = OUT / f"gui_store_{n}.db"
     if path.exists():
         return path
-    from core.sample import write_long_trace
     from core.store import Store
+    from tests.sample_trace import write_long_trace
 
     tmp = path.with_name(path.name + ".tmp")
     for p in OUT.glob(tmp.name + "*"):

@@ -45,7 +45,7 @@ def _demo(store: Any, rounds: int = 1) -> tuple[str, float]:
 def _scrub(store: Any, trace_id: str) -> tuple[float, float, float]:
     """Mean and 95th percentile of ``Playback.state`` per call; the inspector's call report
     (what the context pane computes per call anyway) as the baseline."""
-    from core.inspect.context_report import call_report
+    from core.inspector.context_report import call_report
     from core.replay.playback import Playback
 
     with store.read() as r:
@@ -68,7 +68,7 @@ def _scrub(store: Any, trace_id: str) -> tuple[float, float, float]:
 def _frames(store: Any, trace_id: str) -> float:
     """Mean time of ``PlaybackFrames.frame`` (what the window computes per scrub: the state
     plus goal outline, skill and grant rows) over the scrubber's stops."""
-    from core.inspect.playback import PlaybackFrames
+    from core.inspector.playback import PlaybackFrames
 
     with store.read() as r:
         frames = PlaybackFrames.open(r, trace_id)

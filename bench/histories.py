@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.context.compaction.records import Records
+from core.context.compaction.summary_state import Records
 from core.context.view import View
 from core.goals import GoalTree, apply_goal_call
 from core.records import ContextItem, GoalEvent, Message, NewMessage, ToolCall

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from core.sample import write_sample
+    from tests.sample_trace import write_sample
     from core.store import Store
     from ui.main_window import MainWindow
     from ui.settings import AppSettings

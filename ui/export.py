@@ -1,5 +1,5 @@
 """File → Export: the shown trace as ctxlens JSON or OTLP JSON, written off the UI thread
-(``core/inspect/export.py:export_file``). The comparison window exports its HTML report."""
+(``core/inspector/export.py:export_file``). The comparison window exports its HTML report."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from core.inspect.export import FORMATS, export_file, suggested_name
+from core.inspector.export import FORMATS, export_file, suggested_name
 from ui.session import Session
 from ui.tasks import TaskRunner
 

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import CtxlensError
-from core.inspect.store_url import is_server_url, strip_password
+from core.inspector.store_url import is_server_url, strip_password
 from ui.actions import ActionRegistry, Entry
 from ui.busy_line import BusyLine
 from ui.first_paint import after_first_paint
@@ -56,9 +56,9 @@ from ui.window_layout import DOCKS, LEFT, RIGHT, SIZES, CentralStack, loading
 
 if TYPE_CHECKING:
     from core.demo.scenario import DemoOptions
-    from core.inspect.bands import Band
-    from core.inspect.compaction import CompactPreview
-    from core.inspect.imports import ImportReport
+    from core.inspector.bands import Band
+    from core.inspector.compaction import CompactPreview
+    from core.inspector.imports import ImportReport
     from core.store import Store
     from ui.dialogs.compact import CompactDialog
     from ui.dialogs.imports import Importer
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from ui.panes.delegation import DelegationPane
     from ui.panes.detail import MessageDetailPane
     from ui.panes.goals import GoalPane
-    from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
+    from ui.panes.skills_grants import GrantsPane, RecordsLoader, SkillsPane
     from ui.panes.traces import TraceBrowser
     from ui.replay.install import ReplayUi
     from ui.run_controller import RunController
@@ -483,7 +483,7 @@ class MainWindow(QMainWindow):
             return
         band = self.timeline.selected_record()
         from core.context.compaction.config import ALL_LEVELS  # dialogs load on first use
-        from core.inspect.bands import Band
+        from core.inspector.bands import Band
         from ui.dialogs.compact import CompactDialog
 
         level = band.level if isinstance(band, Band) and band.level in ALL_LEVELS else None

@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from core.inspect.fuzzy import fuzzy_filter
+from core.inspector.fuzzy import fuzzy_filter
 from ui.actions import ActionRegistry, Entry, label_of
 
 

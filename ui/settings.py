@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
-from core.inspect.store_url import strip_password
+from core.inspector.store_url import strip_password
 
 MAX_RECENT = 8
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
-from core.inspect.export import FORMATS
+from core.inspector.export import FORMATS
 from ui.actions import Spec
 
 
@@ -40,7 +40,7 @@ URL_TIP = "Open a team store on a database server (postgresql+psycopg://…)"
 
 
 def _export_rows() -> list[Spec]:
-    """File → Export trace as …, one row per format (``core/inspect/export.py:FORMATS``)."""
+    """File → Export trace as …, one row per format (``core/inspector/export.py:FORMATS``)."""
     return [
         Spec(f"file.export_{fmt}", f"Export trace as {label.split(' (')[0]}…",
              call("exporter.choose", fmt), key, f"Write the shown trace as {label}", "File")

@@ -18,7 +18,7 @@ from ui.panes.context import ContextPane
 from ui.panes.delegation import DelegationPane
 from ui.panes.detail import MessageDetailPane
 from ui.panes.goals import GoalPane
-from ui.panes.records import GrantsPane, RecordsLoader, SkillsPane
+from ui.panes.skills_grants import GrantsPane, RecordsLoader, SkillsPane
 from ui.panes.traces import TraceBrowser
 from ui.replay.install import install as install_replay
 from ui.run_controller import RunController

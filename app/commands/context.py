@@ -27,7 +27,7 @@ def run(ctx: CliContext) -> int:
     from core.context.budget import budget_of
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
-    from core.inspect.recorded import recorded_of
+    from core.inspector.recorded import recorded_of
     from core.proxy.query import proxied_request
 
     table = price_table(ctx.args)

@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    from core.inspect.export import export_file, writer
+    from core.inspector.export import export_file, writer
 
     store = ctx.store()
     if not ctx.args.output:

@@ -3,7 +3,7 @@ and what each cost.
 
 A local store file at the current schema is read with ``sqlite3`` alone
 (``core/store/quick.py``): listing traces is start-up bound, SQLAlchemy would dominate.
-The figures come from ``core/inspect/trace_list.py:assemble`` and the costs from the
+The figures come from ``core/inspector/trace_list.py:assemble`` and the costs from the
 recorded usage and the price table (``core/cost/``) on both paths.
 """
 
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 def listing(ctx: CliContext) -> list[Any]:
     """``(TraceSummary, cost JSON)`` per trace, oldest first."""
     from core.cost.compute import CallUsage, CostSummary, costs_by_trace, parse_usage
-    from core.inspect.trace_list import assemble
+    from core.inspector.trace_list import assemble
     from core.store.quick import call_usages, trace_figures
 
     table = price_table(ctx.args)
@@ -42,7 +42,7 @@ def listing(ctx: CliContext) -> list[Any]:
 
 def _from_store(ctx: CliContext, table: Any) -> tuple[list[Any], dict[str, Any]]:
     from core.cost.totals import trace_totals
-    from core.inspect.trace_list import summaries
+    from core.inspector.trace_list import summaries
 
     store = ctx.store()
     costs = trace_totals(store, table)[0]

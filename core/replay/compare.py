@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.context.compaction import load_records, retention_report
-from core.context.compaction.records import main_path_messages
+from core.context.compaction.summary_state import main_path_messages
 from core.context.view import View, current_items, render_item, resolve, token_breakdown
 from core.cost.stored import trace_cost
 from core.cost.table import load_table
@@ -207,7 +207,7 @@ def _multiset_diff(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], list[
 @dataclass(frozen=True)
 class ContextPair:
     """What one pair of calls saw: each context, and which of its items only one side had
-    (rows for a side-by-side view: ``core/inspect/comparison.py:context_diff``)."""
+    (rows for a side-by-side view: ``core/inspector/comparison.py:context_diff``)."""
 
     k: int
     a: View

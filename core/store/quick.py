@@ -48,7 +48,7 @@ def head_revision(folder: Path = VERSIONS) -> str | None:
 
 
 def trace_figures(target: str) -> tuple[list[Any], dict[str, Any], dict[str, Any]] | None:
-    """What ``core/inspect/trace_list.py:assemble`` needs: the traces (``Trace`` records),
+    """What ``core/inspector/trace_list.py:assemble`` needs: the traces (``Trace`` records),
     calls per trace and message spans per trace, or ``None`` as ``trace_figures``."""
     return _query(target, _figures)
 

@@ -21,10 +21,10 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from core.errors import CtxlensError, IntegrityError, StoreOpenError
 from core.records import Checkpoint, Message, NewMessage, Trace
 from core.store.blobs import IN_DATABASE, DatabaseBlobs, absorb_folder, bound
-from core.store.checkpoint import Checkpointer
 from core.store.engine import database_url, make_engine, prepare_schema, sqlite_path
 from core.store.objects import LocalObjectStore, ObjectStore
 from core.store.reader import Reader
+from core.store.wal_checkpoint import Checkpointer
 from core.store.writer import HEAD, Writer
 
 

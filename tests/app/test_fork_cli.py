@@ -86,7 +86,7 @@ def test_fork_stops_without_a_model_and_bad_input_is_one_line(
 
 
 def _sample(tmp_path: Path) -> tuple[Path, str, int]:
-    from core.sample import write_sample
+    from tests.sample_trace import write_sample
 
     db = tmp_path / "sample.db"
     with Store.open(db) as s:

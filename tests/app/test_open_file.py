@@ -9,8 +9,8 @@ import pytest
 
 from app.open_file import resolve
 from core.errors import InvalidInputError
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 @pytest.fixture

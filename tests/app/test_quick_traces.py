@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from app.cli import main
-from core.inspect.trace_list import assemble, summaries
+from core.inspector.trace_list import assemble, summaries
 from core.records import NewMessage
 from core.store import Store
 from core.store.engine import HEAD_REVISION

@@ -1,13 +1,13 @@
-"""Issue 17: one numbering of a trace's model calls after a rewind (core/inspect/call_numbers.py),
+"""Issue 17: one numbering of a trace's model calls after a rewind (core/inspector/call_numbers.py),
 on the sample store (it holds a rewind) and after a further rewind through the Store."""
 
 from __future__ import annotations
 
-from core.inspect.call_numbers import ABANDONED, call_choices, call_numbering
-from core.inspect.context_report import last_call_diff, numbered_call_report
+from core.inspector.call_numbers import ABANDONED, call_choices, call_numbering
+from core.inspector.context_report import last_call_diff, numbered_call_report
 from core.replay.calls import live_calls, trace_calls
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Store) -> None:

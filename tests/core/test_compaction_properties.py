@@ -46,7 +46,7 @@ from core.context.compaction import (
     validity_problems,
 )
 from core.context.compaction.items import with_items
-from core.context.compaction.records import tree_from_calls
+from core.context.compaction.summary_state import tree_from_calls
 from core.context.compaction.units import cut_after, last_unit, safe_cut_after
 from core.context.view import View
 from core.records import ContextItem

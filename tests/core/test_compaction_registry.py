@@ -16,7 +16,7 @@ from core.context.compaction import (
     SnipParams,
     level_help,
 )
-from core.inspect.compaction import LEVEL_HELP
+from core.inspector.compaction import LEVEL_HELP
 from core.records import CompactionEvent, ContextItem
 
 

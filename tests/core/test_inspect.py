@@ -1,4 +1,4 @@
-"""core.inspect on real store files: the numbers the inspector shows, checked independently."""
+"""core.inspector on real store files: the numbers the inspector shows, checked independently."""
 
 from __future__ import annotations
 
@@ -10,19 +10,19 @@ from hypothesis import strategies as st
 
 from core.context.budget import Budget, budget_from_metadata
 from core.context.view import current_items, current_view, token_breakdown
-from core.inspect.bands import bands
-from core.inspect.branches import branches, fork_badges
-from core.inspect.context_report import call_report, current_report, diff_items
-from core.inspect.detail import guess_format, message_detail
-from core.inspect.fuzzy import fuzzy_filter, fuzzy_score
-from core.inspect.goals import goal_key, goal_outline
-from core.inspect.membership import context_membership, iter_current
-from core.inspect.panels import grant_rows, skill_rows
-from core.inspect.query import parse_query, run_search
-from core.inspect.timeline import badges_of, row_of
+from core.inspector.bands import bands
+from core.inspector.branches import branches, fork_badges
+from core.inspector.context_report import call_report, current_report, diff_items
+from core.inspector.detail import guess_format, message_detail
+from core.inspector.fuzzy import fuzzy_filter, fuzzy_score
+from core.inspector.goals import goal_key, goal_outline
+from core.inspector.membership import context_membership, iter_current
+from core.inspector.panels import grant_rows, skill_rows
+from core.inspector.query import parse_query, run_search
+from core.inspector.timeline import badges_of, row_of
 from core.records import CompactionEvent, ContextItem, NewMessage, ToolCall, Trace
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 @pytest.fixture

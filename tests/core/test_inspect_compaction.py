@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from core.context.compaction import dry_run
 from core.context.view import View, current_items
 from core.errors import ConflictError, InvalidInputError
-from core.inspect.compaction import (
+from core.inspector.compaction import (
     CompactRequest,
     build,
     commit,
@@ -25,8 +25,8 @@ from core.inspect.compaction import (
 from core.llm.backend import BackendReply, ChatRequest
 from core.llm.server import ModelServer
 from core.records import ContextItem, Message, NewMessage
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 def _msg(seq: int, role: str = "user") -> Message:

@@ -8,12 +8,12 @@ from core.context.compaction import apply_sync
 from core.context.skill_injection import inject_skill, skill_presence
 from core.context.view import current_items
 from core.goals import goal_tree_at
-from core.inspect.goals import goal_outline, subtree_messages
-from core.inspect.panels import skill_rows
+from core.inspector.goals import goal_outline, subtree_messages
+from core.inspector.panels import skill_rows
 from core.records import GoalEvent, NewMessage, ToolCall
-from core.sample import write_sample
 from core.skills import SkillRegistry
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 def _path_counts(store: Store, trace_id: str) -> Counter[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.inspect.imports import import_for_window
+from core.inspector.imports import import_for_window
 from core.store import Store
 from tests.conftest import TRACES
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
-from core.inspect.store_url import has_password, is_server_url, strip_password, with_password
+from core.inspector.store_url import has_password, is_server_url, strip_password, with_password
 
 URL = "postgresql+psycopg://me:s%40cret@db.example:5432/ctxlens?sslmode=require"
 

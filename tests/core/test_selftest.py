@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from core.sample import write_sample
 from core.selftest import (
     NetworkUsed,
     check_encodings,
@@ -21,6 +20,7 @@ from core.selftest import (
 )
 from core.store import Store
 from core.tokens.encodings import DATA, ENCODINGS
+from tests.sample_trace import write_sample
 
 
 def test_checks_pass_on_the_source_tree(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """WAL checkpoints run on the store's own thread, not in a writer's COMMIT
-(``core/store/checkpoint.py``)."""
+(``core/store/wal_checkpoint.py``)."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import QApplication, QWidget
 
 from core.records import Trace
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 from tests.ui.leaks import LeakWatch, install
 from ui.settings import AppSettings
 

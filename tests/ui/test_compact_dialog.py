@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtGui import QImage
 
 from core.context.view import current_items
-from core.inspect.bands import Band
-from core.inspect.compaction import CompactPreview
+from core.inspector.bands import Band
+from core.inspector.compaction import CompactPreview
 from core.records import NewMessage, Trace
 from core.store import Store
 from tests.ui.conftest import settle

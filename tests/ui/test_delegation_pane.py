@@ -70,7 +70,7 @@ def test_pane_shows_the_tree_and_opens_a_node(
 def test_model_passes_qtmodeltester(
     qtmodeltester: Any, delegation_db: tuple[Path, dict[str, Any]]
 ) -> None:
-    from core.inspect.delegation import delegation_tree
+    from core.inspector.delegation import delegation_tree
 
     path, result = delegation_db
     with Store.open(path) as s, s.read() as r:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.inspect.rerun import RerunOutcome
+from core.inspector.rerun import RerunOutcome
 from core.store import Store
 from tests.helpers.shared_demo import demo_copy
 from tests.ui.conftest import settle

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from core.goals import goal_tree_at
-from core.inspect.timeline import TimelineRow
+from core.inspector.timeline import TimelineRow
 from core.records import NewMessage, Trace
 from core.store import Store
 from tests.ui.conftest import settle

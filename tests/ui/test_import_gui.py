@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from core.inspect.imports import ImportReport
+from core.inspector.imports import ImportReport
 from core.store import Store
 from tests.conftest import TRACES
 from tests.ui.conftest import settle

@@ -11,24 +11,24 @@ from PySide6.QtGui import QIcon
 
 from core.goals import goal_tree_at
 from core.goals.tree import STATUSES
-from core.inspect.bands import Band, bands
-from core.inspect.branches import branches, fork_badges
-from core.inspect.compaction import request_for, run_preview
-from core.inspect.context_report import current_report
-from core.inspect.goals import goal_outline
-from core.inspect.membership import context_membership
-from core.inspect.panels import grant_rows, skill_rows
-from core.inspect.timeline import TimelineRow
-from core.inspect.trace_list import group_evals, summaries
+from core.inspector.bands import Band, bands
+from core.inspector.branches import branches, fork_badges
+from core.inspector.compaction import request_for, run_preview
+from core.inspector.context_report import current_report
+from core.inspector.goals import goal_outline
+from core.inspector.membership import context_membership
+from core.inspector.panels import grant_rows, skill_rows
+from core.inspector.timeline import TimelineRow
+from core.inspector.trace_list import group_evals, summaries
 from core.records import Trace
-from core.sample import write_long_trace
 from core.store import Store
+from tests.sample_trace import write_long_trace
 from ui.dialogs.compact import RETENTION_COLUMNS
 from ui.dialogs.diff_model import DiffModel
 from ui.icons import status_icon
 from ui.panes.context import ROW_COLUMNS
 from ui.panes.goals import GoalTreeModel, SummaryRole
-from ui.panes.records import GRANT_COLUMNS, SKILL_COLUMNS
+from ui.panes.skills_grants import GRANT_COLUMNS, SKILL_COLUMNS
 from ui.panes.table_model import RecordTableModel
 from ui.panes.trace_tree import TraceFilter, TraceTreeModel
 from ui.timeline.model import InContextRole, RowRole, TimelineModel

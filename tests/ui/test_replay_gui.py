@@ -16,10 +16,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.importers.api import import_paths
-from core.inspect.comparison import ContextDiffRows
-from core.inspect.goals import GoalNode, goal_outline
-from core.inspect.panels import skill_rows
-from core.inspect.rerun import RerunOutcome
+from core.inspector.comparison import ContextDiffRows
+from core.inspector.goals import GoalNode, goal_outline
+from core.inspector.panels import skill_rows
+from core.inspector.rerun import RerunOutcome
 from core.replay.compare import Comparison
 from core.replay.playback import Playback, PlaybackState
 from core.store import Store

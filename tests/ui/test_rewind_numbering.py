@@ -10,8 +10,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from core.inspect.call_numbers import ABANDONED, call_numbering
-from core.inspect.timeline import TimelineRow
+from core.inspector.call_numbers import ABANDONED, call_numbering
+from core.inspector.timeline import TimelineRow
 from core.records import Trace
 from core.store import Store
 from tests.ui.conftest import settle

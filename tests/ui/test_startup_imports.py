@@ -28,7 +28,7 @@ AFTER_FIRST_PAINT = (
     "core.store.store",
     "core.store.reader",
     "core.records",
-    "core.inspect.bands",
+    "core.inspector.bands",
     "core.run.live",
     "core.importers.api",
     "tiktoken",

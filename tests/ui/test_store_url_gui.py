@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
 
-from core.inspect.store_url import with_password
+from core.inspector.store_url import with_password
 from tests.ui.conftest import settle
 from ui.dialogs.store_url import StoreUrlDialog
 from ui.main_window import MainWindow

@@ -17,9 +17,9 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from core.records import NewMessage
-from core.sample import write_long_trace
 from core.store import Store
 from core.store.reader import Reader
+from tests.sample_trace import write_long_trace
 from tests.ui.conftest import open_window, settle
 from ui.main_window import MainWindow
 from ui.replay import playback

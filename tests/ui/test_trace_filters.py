@@ -11,7 +11,7 @@ from PySide6.QtCore import QDate, QModelIndex
 
 from core.cost.table import load_table
 from core.cost.totals import trace_totals, usd_by_trace
-from core.inspect.trace_list import TraceSummary, summaries
+from core.inspector.trace_list import TraceSummary, summaries
 from core.records import LlmCall, NewMessage
 from core.store import Store
 from tests.ui.conftest import open_window

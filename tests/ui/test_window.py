@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from core.inspect.bands import Band
-from core.inspect.timeline import TimelineRow
+from core.inspector.bands import Band
+from core.inspector.timeline import TimelineRow
 from core.records import Trace
 from core.store import Store
 from tests.ui.conftest import settle

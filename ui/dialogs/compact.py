@@ -1,10 +1,10 @@
 """Compact… (UI-6, CMP-8): choose a level or layer, preview the dry run, apply or cancel.
 
-The preview runs on the task runner (``core/inspect/compaction.py:run_preview``, its own
+The preview runs on the task runner (``core/inspector/compaction.py:run_preview``, its own
 event loop in a worker thread), so the window never blocks, even while a model writes a
 summary. The dialog shows the context before and after side by side, the tokens saved and
 the retention report; Apply records exactly what was previewed
-(``core/inspect/compaction.py:commit``). The dialog is opened with ``open()``, never
+(``core/inspector/compaction.py:commit``). The dialog is opened with ``open()``, never
 ``exec()``.
 """
 
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.context.compaction import ALL_LEVELS
-from core.inspect.compaction import (
+from core.inspector.compaction import (
     GOAL_MODES,
     LEVEL_HELP,
     CompactPreview,

@@ -1,6 +1,6 @@
 """The compact dialog's side-by-side table: the context before and after, row by row.
 
-Rows come from ``core/inspect/compaction.py:diff_rows``. Removed rows are struck out and
+Rows come from ``core/inspector/compaction.py:diff_rows``. Removed rows are struck out and
 dimmed; replaced rows show the placeholder on the right in italics; added rows (a summary,
 an identity block, restored files) are tinted green. The tints are translucent, so they
 read in the light and the dark palette alike.
@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-from core.inspect.compaction import DiffCell, DiffRow
+from core.inspector.compaction import DiffCell, DiffRow
 from ui.panes.table_model import horizontal_header, read_only_flags
 from ui.plain import plain_tip
 

@@ -1,6 +1,6 @@
 """Import from the window (IMP-1/2, UI-1): File → Import… or a drop onto the window.
 
-``Importer`` runs ``core/inspect/imports.py:import_for_window`` on the task runner (off the
+``Importer`` runs ``core/inspector/imports.py:import_for_window`` on the task runner (off the
 UI thread) and shows ``ImportDialog``, a non-modal window with a progress bar in bytes and a
 Cancel button. Cancel asks the import to stop: the unit being read is rolled back, units
 already written stay whole. Afterwards the dialog lists every path with what became of it;
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.importers.formats import FORMATS
-from core.inspect.imports import ImportReport, ImportRow, import_for_window
+from core.inspector.imports import ImportReport, ImportRow, import_for_window
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session

@@ -1,7 +1,7 @@
 """File → Open Store URL… (#8): a team store on a database server.
 
 The URL and the password are asked separately; the password is joined to the URL only to
-connect (``core/inspect/store_url.py:with_password``) and never written to the settings:
+connect (``core/inspector/store_url.py:with_password``) and never written to the settings:
 recent stores keep the URL without it, and reopening one brings this dialog back with the
 URL filled in.
 """
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import CtxlensError
-from core.inspect.store_url import has_password, strip_password, with_password
+from core.inspector.store_url import has_password, strip_password, with_password
 from ui.dialogs.form import accept_buttons, column
 from ui.theme import set_accent
 

@@ -1,1 +1,1 @@
-"""Dockable panes of the main window; each reads its data from ``core.inspect``."""
+"""Dockable panes of the main window; each reads its data from ``core.inspector``."""

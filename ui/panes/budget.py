@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core.context.budget import Budget
-from core.inspect.context_report import ContextReport
+from core.inspector.context_report import ContextReport
 from core.replay.playback import TokensAsOf
 from ui.panes.bar import TokenBar
 

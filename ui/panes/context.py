@@ -1,7 +1,7 @@
 """Context view (UI-4): exactly what the model received at a call, or will receive next.
 
 The report (rows, token parts, budget) and the diff to the following call come from
-``core/inspect/context_report.py``, computed on the task runner.
+``core/inspector/context_report.py``, computed on the task runner.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from core.inspect.call_numbers import CallChoice, call_choices
-from core.inspect.context_report import (
+from core.inspector.call_numbers import CallChoice, call_choices
+from core.inspector.context_report import (
     ContextDiff,
     ContextReport,
     ReportRow,

@@ -1,6 +1,6 @@
 """Delegation pane (issue 15): the delegation tree of the trace on view.
 
-One row per trace of the tree (``core/inspect/delegation.py:delegation_tree``): its tree
+One row per trace of the tree (``core/inspector/delegation.py:delegation_tree``): its tree
 path, anchor hash, brief version with characters against the limit, refs held against the
 limits, and the validator verdict with the packet's characters against its budget. Beside
 the tree (under it when the pane is narrow), the selected trace in full: brief versions and
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.delegation import (
+from core.inspector.delegation import (
     DelegationRow,
     brief_cell,
     delegation_tree,

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.detail import MessageDetail, message_detail
+from core.inspector.detail import MessageDetail, message_detail
 from core.store import Store
 from ui.highlight import PygmentsHighlighter
 from ui.session import Session

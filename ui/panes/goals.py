@@ -1,6 +1,6 @@
 """Goals pane (UI-3): the GoalTree as of the head; selecting a goal filters the timeline.
 
-Rows come from ``core/inspect/goals.py:goal_outline``: status icon (legend under the tree),
+Rows come from ``core/inspector/goals.py:goal_outline``: status icon (legend under the tree),
 id and title (bold for the goal in focus), a second line with the summary of a finished
 goal, message and token counts on the main path. A strip under the tree shows the whole record of
 the selected goal. Reloads whenever the timeline reloads (new trace, rewind, compaction).
@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.goals import GoalNode, goal_outline
+from core.inspector.goals import GoalNode, goal_outline
 from ui.icons import status_icon
 from ui.panes.table_model import horizontal_header
 from ui.plain import plain_label, plain_tip

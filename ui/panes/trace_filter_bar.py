@@ -1,5 +1,5 @@
 """The Traces pane's filter bar: a text box, and a "Filters" panel under it with the model,
-a date range, cost at least and tokens at least (``core/inspect/trace_filter.py:ListFilter``).
+a date range, cost at least and tokens at least (``core/inspector/trace_filter.py:ListFilter``).
 
 The bar only edits a ``ListFilter`` and says so with ``changed``; the pane applies it to the
 rows it holds (no store read) and remembers it in the settings.
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.trace_filter import ListFilter
+from core.inspector.trace_filter import ListFilter
 
 ANY_MODEL = "any model"
 MAX_TOKENS = 2_000_000_000

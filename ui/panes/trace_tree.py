@@ -1,5 +1,5 @@
 """The trace list as a tree: one row per trace, the samples of an Inspect eval under one
-row for the eval; each row's figures come from ``core/inspect/trace_list.py``.
+row for the eval; each row's figures come from ``core/inspector/trace_list.py``.
 
 Sorting, the score filter and the filter bar's ``ListFilter`` are a ``TraceFilter`` proxy
 over ``TraceTreeModel``: numbers sort as numbers (``SORT_ROLE``), an eval's samples sort
@@ -24,8 +24,8 @@ from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardIte
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.cost.compute import format_usd
-from core.inspect.trace_filter import ListFilter
-from core.inspect.trace_list import EvalGroup, TraceSummary
+from core.inspector.trace_filter import ListFilter
+from core.inspector.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
 
 TRACE_ID_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from core.cost.table import load_table
 from core.cost.totals import trace_totals, usd_by_trace
-from core.inspect.trace_filter import ListFilter, models_of
-from core.inspect.trace_list import EvalGroup, TraceSummary, group_evals, summaries
+from core.inspector.trace_filter import ListFilter, models_of
+from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
 from core.store import Store
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (

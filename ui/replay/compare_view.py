@@ -3,10 +3,10 @@
 A window of its own (the main window stays usable): the summary metrics of both with the
 delta, the settings that differ, input tokens per call as a chart with each side's
 compactions, the call list, the two contexts of the selected call with the messages only
-one side had highlighted (``core/inspect/comparison.py:context_diff``, computed on the task
+one side had highlighted (``core/inspector/comparison.py:context_diff``, computed on the task
 runner), the retention report at the end, and "Export HTML report…"
 (``core/replay/report.py:html_report``). Everything shown comes from
-``core/inspect/comparison.py``.
+``core/inspector/comparison.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.comparison import (
+from core.inspector.comparison import (
     ContextDiffRows,
     MetricRow,
     RetentionRow,
@@ -43,7 +43,7 @@ from core.inspect.comparison import (
     retention_rows,
     setting_rows,
 )
-from core.inspect.context_report import ReportRow
+from core.inspector.context_report import ReportRow
 from core.replay.compare import CallPair, Comparison, compare
 from core.replay.report import COLORS
 from core.store import Store

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.rerun import RerunOutcome, RerunProgress, run_rerun
+from core.inspector.rerun import RerunOutcome, RerunProgress, run_rerun
 from core.records import Message
 from core.replay.endpoint import configured_endpoint, describe
 from core.replay.fork import OnDiverge, fork_options

@@ -16,7 +16,7 @@ from ui.replay.playback import Panes, PlaybackController
 from ui.replay.scrubber import ScrubberBar
 
 if TYPE_CHECKING:
-    from core.inspect.rerun import RerunOutcome
+    from core.inspector.rerun import RerunOutcome
     from ui.main_window import MainWindow
     from ui.replay.compare_view import ComparisonWindow
     from ui.replay.fork_dialog import ForkDialog

@@ -1,7 +1,7 @@
 """Playback in the inspector (issue 9, part 1): every pane as of a past model call.
 
 The controller indexes the shown trace once its main path has loaded
-(``core/inspect/playback.py:PlaybackFrames``, on the task runner), then turns each scrub
+(``core/inspector/playback.py:PlaybackFrames``, on the task runner), then turns each scrub
 into a frame computed off the UI thread — one in flight at a time; a scrub made meanwhile
 replaces the wanted stop, so dragging never queues work. A frame moves the timeline cursor
 to the call's head (later rows "not yet", "in context" = in that call's context), and gives
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView
 
-from core.inspect.playback import PlaybackFrame, PlaybackFrames
+from core.inspector.playback import PlaybackFrame, PlaybackFrames
 from ui.panes.budget import BudgetPane
 from ui.panes.context import ContextPane
 from ui.panes.goals import GoalPane
-from ui.panes.records import RecordsLoader
+from ui.panes.skills_grants import RecordsLoader
 from ui.replay.scrubber import ScrubberBar
 from ui.session import Session
 from ui.tasks import TaskRunner

@@ -1,6 +1,6 @@
 """Run → Re-run with… (issue 9, part 2): re-run a stored trace offline under other settings.
 
-The form edits the start call and a few run settings (``core/inspect/rerun.py``), shows
+The form edits the start call and a few run settings (``core/inspector/rerun.py``), shows
 the equivalent ``ctxlens replay`` command, and runs the replay on the task runner in its
 own event loop (``run_rerun``) with progress (calls replayed) and Cancel — a *drain* task,
 so a cancelled run still reports the partial trace it wrote. Opened with ``open()``.
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import CtxlensError
-from core.inspect.rerun import (
+from core.inspector.rerun import (
     ON_DIVERGE,
     ON_DIVERGE_HELP,
     RERUN_SETTINGS,

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.playback import PlaybackFrame
+from core.inspector.playback import PlaybackFrame
 from ui.theme import set_accent
 
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)

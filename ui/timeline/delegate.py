@@ -13,8 +13,8 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.inspect.bands import Band
-from core.inspect.timeline import BADGES, TimelineRow
+from core.inspector.bands import Band
+from core.inspector.timeline import BADGES, TimelineRow
 from ui.theme import BADGE_COLORS, BAND_COLORS, BAND_DEFAULT, ROLE_COLORS, is_dark
 from ui.timeline.model import (
     CursorRole,

@@ -19,9 +19,9 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from core.inspect.bands import Band
-from core.inspect.membership import ContextMembership
-from core.inspect.timeline import TimelineRow, row_of
+from core.inspector.bands import Band
+from core.inspector.membership import ContextMembership
+from core.inspector.timeline import TimelineRow, row_of
 from core.store import Store
 from core.store.paths import Segment
 from ui.panes.table_model import read_only_flags

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core.inspect.timeline import TimelineRow
+from core.inspector.timeline import TimelineRow
 from ui.tasks import TaskControl, TaskRunner
 
 Fetch = Callable[[int], list[TimelineRow]]

@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.inspect.bands import Band, bands
-from core.inspect.branches import Branch, branch_label, branches, fork_badges
-from core.inspect.membership import ContextMembership, context_membership
-from core.inspect.query import SearchResult, parse_query, run_search
-from core.inspect.timeline import TimelineRow
+from core.inspector.bands import Band, bands
+from core.inspector.branches import Branch, branch_label, branches, fork_badges
+from core.inspector.membership import ContextMembership, context_membership
+from core.inspector.query import SearchResult, parse_query, run_search
+from core.inspector.timeline import TimelineRow
 from core.records import MESSAGE_KINDS, ROLES
 from core.store import Store
 from core.store.paths import Segment

@@ -34,12 +34,12 @@ from core.context.compaction.preview import (
     dry_run,
     preview,
 )
-from core.context.compaction.records import Records, load_records
 from core.context.compaction.result import LayerResult
 from core.context.compaction.retention import Retention, retention_report
 from core.context.compaction.snip import snip
 from core.context.compaction.summarizer import ScriptedSummarizer, Summarizer, SummaryRequest
 from core.context.compaction.summary import summarize
+from core.context.compaction.summary_state import Records, load_records
 from core.context.compaction.units import Unit, safe_cut, units
 from core.context.compaction.validity import is_provider_valid, validity_problems
 

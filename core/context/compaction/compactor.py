@@ -33,11 +33,11 @@ from core.context.compaction.identity import inject_identity
 from core.context.compaction.items import with_items
 from core.context.compaction.layers import LAYERS
 from core.context.compaction.outcome import CompactionOutcome, Status
-from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState
 from core.context.compaction.summarizer import Summarizer
 from core.context.compaction.summary import SummaryResult, summarize
+from core.context.compaction.summary_state import Records
 from core.context.view import View
 from core.errors import InvalidInputError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.context.compaction.facts import Facts
-from core.context.compaction.records import Records
+from core.context.compaction.summary_state import Records
 from core.goals.tree import GoalTree
 from core.goals.views import detailed_view
 

@@ -21,9 +21,9 @@ from typing import NamedTuple
 from core.context.compaction.facts import FactFold, render
 from core.context.compaction.items import call_arguments
 from core.context.compaction.micro import placeholder
-from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult, unchanged
 from core.context.compaction.scan import ContextState, Scan, scan_of
+from core.context.compaction.summary_state import Records
 from core.context.compaction.units import Unit
 from core.context.view import View
 from core.goals.tool import TOOL_NAME

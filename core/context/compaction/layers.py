@@ -17,10 +17,10 @@ from core.context.compaction.goal import compact_goals
 from core.context.compaction.identity import inject_identity
 from core.context.compaction.items import with_items
 from core.context.compaction.micro import micro
-from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState
 from core.context.compaction.snip import snip
+from core.context.compaction.summary_state import Records
 from core.context.view import View
 
 Apply = Callable[[View, Records, CompactionConfig, ContextState | None], tuple[LayerResult, ...]]

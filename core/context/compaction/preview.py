@@ -19,9 +19,9 @@ from core.context.compaction.files import FileStateCache
 from core.context.compaction.items import with_items
 from core.context.compaction.outcome import CompactionOutcome
 from core.context.compaction.persist import record_outcome
-from core.context.compaction.records import Records, load_records, main_path_messages
 from core.context.compaction.retention import Retention, retention_report
 from core.context.compaction.summarizer import ScriptedSummarizer, Summarizer
+from core.context.compaction.summary_state import Records, load_records, main_path_messages
 from core.context.view import current_view
 from core.records import CompactionEvent
 from core.store.store import Store

@@ -15,7 +15,7 @@ from typing import Any
 
 from core.context.compaction.facts import extract, find_refs, first_line, message_constraints
 from core.context.compaction.items import call_arguments, calls_of, message_of, visible_text
-from core.context.compaction.records import Records
+from core.context.compaction.summary_state import Records
 from core.context.view import View
 from core.records import ContextItem, Message
 

@@ -17,9 +17,9 @@ from bisect import bisect_left
 
 from core.context.compaction.config import SnipParams
 from core.context.compaction.facts import FactFold, Facts, render
-from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult, unchanged
 from core.context.compaction.scan import ContextState, Scan, scan_of
+from core.context.compaction.summary_state import Records
 from core.context.compaction.units import cut_after
 from core.context.view import View
 from core.goals.tool import TOOL_NAME

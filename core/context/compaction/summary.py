@@ -24,10 +24,10 @@ from core.context.compaction.contract import (
 )
 from core.context.compaction.facts import FactFold
 from core.context.compaction.items import kind_of, role_of, total_tokens
-from core.context.compaction.records import Records
 from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
+from core.context.compaction.summary_state import Records
 from core.context.view import View, render_item
 from core.records import ContextItem, Message
 from core.tokens import count_text

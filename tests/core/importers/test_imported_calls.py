@@ -264,7 +264,7 @@ def test_claude_code_boundary_carries_the_recorded_tokens(
 ) -> None:
     """Before: ``compactMetadata.preTokens``; after: the prompt of the first API response
     after the ``compact_boundary`` record (both recorded by Claude Code, not counted)."""
-    from core.inspect.bands import band_text
+    from core.inspector.bands import band_text
 
     db, rows = imported
     (row,) = [r for r in rows if r["path"].endswith("258c7280-ae70-4798-800f-63464d01a85d.jsonl")]

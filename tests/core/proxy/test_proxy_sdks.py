@@ -11,7 +11,7 @@ from pathlib import Path
 import anthropic
 import openai
 
-from core.inspect.context_report import call_diff, call_report
+from core.inspector.context_report import call_diff, call_report
 from core.records import ToolCall
 from core.store import Store
 from tests.core.proxy.conftest import context

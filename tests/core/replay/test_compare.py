@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from core.exporters.ctxlens_json import export_text
-from core.inspect.comparison import context_diff
+from core.inspector.comparison import context_diff
 from core.replay.compare import Comparison, compare
 from core.replay.report import html_report
 from core.replay.rerun import ReplayOptions, replay

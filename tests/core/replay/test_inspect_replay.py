@@ -1,4 +1,4 @@
-"""What the window shows for playback, re-runs and comparisons (``core/inspect``), without Qt.
+"""What the window shows for playback, re-runs and comparisons (``core/inspector``), without Qt.
 
 Frames are checked against ``Playback.state`` and the store's own records; re-run options
 against ``RunConfig.with_settings``; the comparison rows against ``compare``'s summary.
@@ -13,9 +13,9 @@ import pytest
 
 from core.errors import InvalidInputError
 from core.importers.api import import_paths
-from core.inspect.comparison import delta, export_html, metric_rows, retention_rows, setting_rows
-from core.inspect.playback import PlaybackFrames, unknown_line, unknown_note
-from core.inspect.rerun import (
+from core.inspector.comparison import delta, export_html, metric_rows, retention_rows, setting_rows
+from core.inspector.playback import PlaybackFrames, unknown_line, unknown_note
+from core.inspector.rerun import (
     RerunProgress,
     command_line,
     defaults,

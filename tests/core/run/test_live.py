@@ -28,8 +28,8 @@ from core.run.rerunners import DEMO_TOOLS
 from core.run.resume import resume_phase
 from core.run.runner import Runner
 from core.run.state import Phase
-from core.sample import write_sample
 from core.store import Store
+from tests.sample_trace import write_sample
 
 
 def _server_threads() -> list[threading.Thread]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from core.inspect.detail import message_detail
+from core.inspector.detail import message_detail
 from core.llm import ChatClient, ModelServer, ScriptedModel
 from core.records import Message
 from core.run.runner import Runner

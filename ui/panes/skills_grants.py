@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from core.inspect.panels import GrantRow, SkillRow, grant_rows, skill_rows
+from core.inspector.panels import GrantRow, SkillRow, grant_rows, skill_rows
 from core.store import Store
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel

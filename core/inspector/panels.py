@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.skill_injection import skill_presence
-from core.inspect.membership import ContextMembership, context_membership
+from core.inspector.membership import ContextMembership, context_membership
 from core.records import ContextItem, ContextRef, SkillInjection
 from core.store.paths import Segment
 from core.store.reader import Reader

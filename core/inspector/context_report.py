@@ -25,10 +25,10 @@ from core.context.view import (
     request_sha256,
     tokens_of,
 )
-from core.inspect.call_numbers import CallNumbering, call_numbering
-from core.inspect.membership import iter_current, resolve_items
-from core.inspect.recorded import Recorded, recorded_of, with_unexplained
-from core.inspect.timeline import preview_of
+from core.inspector.call_numbers import CallNumbering, call_numbering
+from core.inspector.membership import iter_current, resolve_items
+from core.inspector.recorded import Recorded, recorded_of, with_unexplained
+from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
 from core.store.reader import Reader
@@ -172,8 +172,8 @@ def current_report(
     progress: Callable[[int], None] | None = None,
 ) -> ContextReport:
     """The context the next call would receive (the current View)."""
-    from core.inspect.bands import band_text
-    from core.inspect.membership import context_membership
+    from core.inspector.bands import band_text
+    from core.inspector.membership import context_membership
 
     trace = reader.trace(trace_id)
     budget = budget_of(trace.source, trace.metadata)

@@ -1,4 +1,5 @@
-"""A small built-in trace so a fresh install never opens on an empty window.
+"""A small, deterministic trace for tests, screenshots and benchmarks (the app's default store
+is recorded from a demo run instead, ``app/default_store.py``).
 
 ``write_sample(store)`` records a short, deterministic coding-agent run with everything the
 inspector can show: goals, tool calls and results (JSON, code, a diff), periodic context
@@ -6,9 +7,7 @@ injection, a caller-requested skill and its re-injection, a slimmed tool output 
 ref and granted back, a token-budget nudge, a subagent branch, a compression side branch
 with its summary, an L1 goal compaction and a summary compaction, recorded LLM calls, and
 a rewind that left an abandoned branch.
-
-This is the seam for the demo scenario: when the demo runner lands, the default store is
-created from a demo run instead (``app/default_store.py`` calls ``write_sample``).
+``write_long_trace`` writes a straight synthetic trace of any length (the 1M-message bench).
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.budget import Budget, budget_of
-from core.inspect.call_numbers import CallNumbering
-from core.inspect.goals import GoalNode, goal_outline
-from core.inspect.panels import GrantRow, SkillRow, grant_row
+from core.inspector.call_numbers import CallNumbering
+from core.inspector.goals import GoalNode, goal_outline
+from core.inspector.panels import GrantRow, SkillRow, grant_row
 from core.records import ContextRef
 from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf
 from core.store.reader import Reader

@@ -1,6 +1,6 @@
 """What the Traces pane's filter bar keeps: text, model, date range, cost and tokens at least.
 
-Judged on the rows the pane already holds (``core/inspect/trace_list.py:TraceSummary``), so
+Judged on the rows the pane already holds (``core/inspector/trace_list.py:TraceSummary``), so
 changing a filter never reads the store. The figures are the ones the pane shows: the start
 of the trace, its transcript tokens, the cost of its priced calls (a trace with no priced
 call has no cost and fails a cost filter: "no price" is not $0).
@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from core.inspect.trace_list import TraceSummary
+from core.inspector.trace_list import TraceSummary
 
 
 @dataclass(frozen=True)

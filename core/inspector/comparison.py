@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.context.view import View
-from core.inspect.context_report import ReportRow, report_row
+from core.inspector.context_report import ReportRow, report_row
 from core.replay.compare import CallPair, Comparison, context_pair
 from core.replay.report import html_report
 from core.store import Store
@@ -213,5 +213,5 @@ def context_diff(store: Store, a: str, b: str, k: int) -> ContextDiffRows:
 
 
 def _rows(view: View) -> tuple[ReportRow, ...]:
-    """Rows as the context view shows them (``core/inspect/context_report.py``)."""
+    """Rows as the context view shows them (``core/inspector/context_report.py``)."""
     return tuple(report_row(n, entry) for n, entry in enumerate(view.entries))

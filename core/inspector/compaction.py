@@ -32,7 +32,7 @@ from core.context.compaction.items import kind_of, role_of, tokens_of, visible_t
 from core.context.compaction.layers import level_help
 from core.context.view import View
 from core.errors import InvalidInputError
-from core.inspect.timeline import preview_of, squash
+from core.inspector.timeline import preview_of, squash
 from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
 from core.store.store import Store
