@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from tests.sample_trace import write_sample
     from core.store import Store
+    from tests.sample_trace import write_sample
     from ui.main_window import MainWindow
     from ui.settings import AppSettings
 
