@@ -9,8 +9,9 @@ A grant row joins the grant with its ref; a ref never granted still gets a row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from core.context.skill_injection import skill_presence
 from core.inspector.membership import ContextMembership, context_membership
@@ -65,24 +66,42 @@ def skill_rows(
         status: str = state
         if state == "present" and rec.reason == "reinject":
             status = "re-injected"
-        later = next((r for r in records[n + 1 :] if r.skill == rec.skill), None)
-        note = ""
-        if later is not None and state != "present":
-            note = f"{later.reason} as #{later.message_sequence}"
-        seqs = tuple(s for s in (rec.call_sequence, rec.message_sequence) if s is not None)
-        out.append(
-            SkillRow(
-                rec.skill,
-                f"{trace_id}:{rec.message_sequence}",
-                rec.message_sequence,
-                rec.call_sequence,
-                rec.reason,
-                status,
-                note,
-                seqs,
-            )
-        )
+        out.append(skill_row(trace_id, records, n, status, gone=state != "present"))
     return out
+
+
+class SkillRecord(Protocol):
+    """What a skill row is made of: a stored injection or one as of a call."""
+
+    @property
+    def skill(self) -> str: ...
+    @property
+    def message_sequence(self) -> int: ...
+    @property
+    def call_sequence(self) -> int | None: ...
+    @property
+    def reason(self) -> str: ...
+
+
+def skill_row(
+    trace_id: str, records: Sequence[SkillRecord], n: int, status: str, gone: bool
+) -> SkillRow:
+    """The row of ``records[n]``; a ``gone`` record names the later injection of the same
+    skill that replaced it."""
+    rec = records[n]
+    later = next((r for r in records[n + 1 :] if r.skill == rec.skill), None)
+    note = f"{later.reason} as #{later.message_sequence}" if later is not None and gone else ""
+    seqs = tuple(s for s in (rec.call_sequence, rec.message_sequence) if s is not None)
+    return SkillRow(
+        rec.skill,
+        f"{trace_id}:{rec.message_sequence}",
+        rec.message_sequence,
+        rec.call_sequence,
+        rec.reason,
+        status,
+        note,
+        seqs,
+    )
 
 
 def _skill_items(
