@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from core.context.skill_injection import skill_presence
 from core.inspector.membership import ContextMembership, context_membership
 from core.records import ContextItem, ContextRef, SkillInjection
+from core.replay.playback import SkillAsOf
 from core.store.paths import Segment
 from core.store.reader import Reader
 
@@ -70,21 +71,12 @@ def skill_rows(
     return out
 
 
-class SkillRecord(Protocol):
-    """What a skill row is made of: a stored injection or one as of a call."""
-
-    @property
-    def skill(self) -> str: ...
-    @property
-    def message_sequence(self) -> int: ...
-    @property
-    def call_sequence(self) -> int | None: ...
-    @property
-    def reason(self) -> str: ...
-
-
 def skill_row(
-    trace_id: str, records: Sequence[SkillRecord], n: int, status: str, gone: bool
+    trace_id: str,
+    records: Sequence[SkillInjection] | Sequence[SkillAsOf],
+    n: int,
+    status: str,
+    gone: bool,
 ) -> SkillRow:
     """The row of ``records[n]``; a ``gone`` record names the later injection of the same
     skill that replaced it."""
