@@ -3,11 +3,11 @@ metrics) as JSON or a self-contained HTML report (``core/replay/compare.py``).""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
+from core.atomic_write import write_atomically
 from core.errors import CtxlensError
 
 
@@ -49,13 +49,4 @@ def run(ctx: CliContext) -> int:
 def _write(target: Path, text: str) -> None:
     if not target.parent.is_dir():
         raise CtxlensError(f"{target}: folder {target.parent} does not exist")
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ctxlens-report-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(target, lambda f: f.write(text), ".ctxlens-report-")

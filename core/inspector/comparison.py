@@ -17,7 +17,7 @@ from typing import Any
 from core.context.view import View
 from core.inspector.context_report import ReportRow, report_row
 from core.replay.compare import CallPair, Comparison, context_pair
-from core.replay.report import html_report
+from core.replay.report import fmt_value, html_report
 from core.store import Store
 
 
@@ -49,7 +49,7 @@ def metric_rows(cmp: Comparison) -> list[MetricRow]:
     for key, label in METRICS:
         pair = cmp.summary.get(key) or {}
         a, b = pair.get("a"), pair.get("b")
-        out.append(MetricRow(key, label, fmt(a), fmt(b), delta(a, b), a != b))
+        out.append(MetricRow(key, label, fmt_value(a), fmt_value(b), delta(a, b), a != b))
     same = cmp.summary.get("same_context_calls", 0)
     first = cmp.first_difference
     text = f"{same:,} of {len(cmp.pairs):,}"
@@ -59,20 +59,6 @@ def metric_rows(cmp: Comparison) -> list[MetricRow]:
                   first is not None)
     )  # fmt: skip
     return out
-
-
-def fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {fmt(v)}" for k, v in value.items()) or "none"
-    return str(value)
 
 
 def delta(a: Any, b: Any) -> str:
@@ -104,7 +90,7 @@ def setting_rows(cmp: Comparison) -> list[SettingRow]:
     """The run settings of both sides, those that differ first."""
     keys = list(dict.fromkeys([*cmp.a.settings, *cmp.b.settings]))
     rows = [
-        SettingRow(k, fmt(cmp.a.settings.get(k)), fmt(cmp.b.settings.get(k)),
+        SettingRow(k, fmt_value(cmp.a.settings.get(k)), fmt_value(cmp.b.settings.get(k)),
                    cmp.a.settings.get(k) != cmp.b.settings.get(k))
         for k in keys
     ]  # fmt: skip

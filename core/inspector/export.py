@@ -4,12 +4,11 @@ half a file where the user expects one). The CLI's ``export -o`` uses the same w
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from core.atomic_write import write_atomically
 from core.errors import CtxlensError
 
 if TYPE_CHECKING:
@@ -38,15 +37,7 @@ def export_file(store: Store, trace_id: str, fmt: str, path: str | Path) -> Path
     target = Path(path)
     if not target.parent.is_dir():
         raise CtxlensError(f"{target}: folder {target.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ctxlens-export-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            write(store, trace_id, f)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_atomically(target, lambda f: write(store, trace_id, f), ".ctxlens-export-")
 
 
 def suggested_name(trace_id: str, fmt: str) -> str:

@@ -9,12 +9,14 @@ A grant row joins the grant with its ref; a ref never granted still gets a row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.context.skill_injection import skill_presence
 from core.inspector.membership import ContextMembership, context_membership
 from core.records import ContextItem, ContextRef, SkillInjection
+from core.replay.playback import SkillAsOf
 from core.store.paths import Segment
 from core.store.reader import Reader
 
@@ -65,24 +67,33 @@ def skill_rows(
         status: str = state
         if state == "present" and rec.reason == "reinject":
             status = "re-injected"
-        later = next((r for r in records[n + 1 :] if r.skill == rec.skill), None)
-        note = ""
-        if later is not None and state != "present":
-            note = f"{later.reason} as #{later.message_sequence}"
-        seqs = tuple(s for s in (rec.call_sequence, rec.message_sequence) if s is not None)
-        out.append(
-            SkillRow(
-                rec.skill,
-                f"{trace_id}:{rec.message_sequence}",
-                rec.message_sequence,
-                rec.call_sequence,
-                rec.reason,
-                status,
-                note,
-                seqs,
-            )
-        )
+        out.append(skill_row(trace_id, records, n, status, gone=state != "present"))
     return out
+
+
+def skill_row(
+    trace_id: str,
+    records: Sequence[SkillInjection] | Sequence[SkillAsOf],
+    n: int,
+    status: str,
+    gone: bool,
+) -> SkillRow:
+    """The row of ``records[n]``; a ``gone`` record names the later injection of the same
+    skill that replaced it."""
+    rec = records[n]
+    later = next((r for r in records[n + 1 :] if r.skill == rec.skill), None)
+    note = f"{later.reason} as #{later.message_sequence}" if later is not None and gone else ""
+    seqs = tuple(s for s in (rec.call_sequence, rec.message_sequence) if s is not None)
+    return SkillRow(
+        rec.skill,
+        f"{trace_id}:{rec.message_sequence}",
+        rec.message_sequence,
+        rec.call_sequence,
+        rec.reason,
+        status,
+        note,
+        seqs,
+    )
 
 
 def _skill_items(

@@ -17,7 +17,7 @@ from typing import Any
 from core.context.budget import Budget, budget_of
 from core.inspector.call_numbers import CallNumbering
 from core.inspector.goals import GoalNode, goal_outline
-from core.inspector.panels import GrantRow, SkillRow, grant_row
+from core.inspector.panels import GrantRow, SkillRow, grant_row, skill_row
 from core.records import ContextRef
 from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf
 from core.store.reader import Reader
@@ -172,26 +172,10 @@ def grant_status(g: GrantAsOf) -> str:
 def skill_rows_as_of(trace_id: str, skills: tuple[SkillAsOf, ...]) -> list[SkillRow]:
     """Skill records made by the call, with their state in its context; a record that is
     gone names the later injection of the same skill (made by then) that replaced it."""
-    out = []
-    for n, s in enumerate(skills):
-        later = next((x for x in skills[n + 1 :] if x.skill == s.skill), None)
-        note = ""
-        if later is not None and s.status == "compacted away":
-            note = f"{later.reason} as #{later.message_sequence}"
-        seqs = tuple(q for q in (s.call_sequence, s.message_sequence) if q is not None)
-        out.append(
-            SkillRow(
-                s.skill,
-                f"{trace_id}:{s.message_sequence}",
-                s.message_sequence,
-                s.call_sequence,
-                s.reason,
-                s.status,
-                note,
-                seqs,
-            )
-        )
-    return out
+    return [
+        skill_row(trace_id, skills, n, s.status, gone=s.status == "compacted away")
+        for n, s in enumerate(skills)
+    ]
 
 
 def call_label(state: PlaybackState, name: str) -> str:

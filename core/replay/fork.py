@@ -18,7 +18,6 @@ from core.errors import InvalidInputError
 from core.llm.settings import ModelSettings
 from core.replay.calls import CallRef, live_calls, trace_calls
 from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
-from core.run.events import EventBus
 from core.store import Store
 
 OnDiverge = Literal["stop", "live", "auto"]
@@ -64,19 +63,6 @@ def fork_options(
     return source.id, opts
 
 
-async def fork_async(
-    store: Store,
-    trace_id: str,
-    sequence: int,
-    content: str,
-    on_diverge: OnDiverge = "auto",
-    events: EventBus | None = None,
-    endpoint: ModelSettings | None = None,
-) -> ReplayResult:
-    source, opts = fork_options(store, trace_id, sequence, content, on_diverge, None, endpoint)
-    return await replay_async(store, source, opts, events)
-
-
 def fork(
     store: Store,
     trace_id: str,
@@ -85,4 +71,6 @@ def fork(
     on_diverge: OnDiverge = "auto",
     endpoint: ModelSettings | None = None,
 ) -> ReplayResult:
-    return asyncio.run(fork_async(store, trace_id, sequence, content, on_diverge, None, endpoint))
+    """Fork trace ``trace_id`` with message ``sequence`` edited to ``content`` and re-run it."""
+    source, opts = fork_options(store, trace_id, sequence, content, on_diverge, None, endpoint)
+    return asyncio.run(replay_async(store, source, opts))

@@ -68,14 +68,24 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _num(value: Any) -> str:
+def fmt_value(value: Any, none: str = "—") -> str:
+    """One recorded figure as people read it (4 significant digits, thousands separators,
+    a dict as "key value, ..."); the GUI comparison and the HTML report share it."""
+    if value is None:
+        return none
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_num(v)}" for k, v in value.items()) or "none"
-    return _e(value)
+        return ", ".join(f"{k} {fmt_value(v, none)}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+def _num(value: Any) -> str:
+    return html.escape(fmt_value(value, none=""))
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:

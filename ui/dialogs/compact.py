@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -53,6 +52,7 @@ from ui.dialogs.form import token_box
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
+from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskRunner
 from ui.theme import set_accent
 
@@ -191,26 +191,15 @@ class CompactDialog(QDialog):
         self.retention_table.setObjectName("retentionTable")
         self.retention_table.setColumnWidth(0, 56)
         self.retention_table.setColumnWidth(1, 130)
-        ret_page = QWidget()
-        ret_layout = QVBoxLayout(ret_page)
-        ret_layout.setContentsMargins(4, 4, 4, 4)
-        ret_layout.addWidget(self.retention_label)
-        ret_layout.addWidget(self.retention_table, 1)
+        ret_page = labelled_page(self.retention_label, self.retention_table)
         self.before_text = _reader("Select a row to read the message before the compaction.")
         self.after_text = _reader("…and what the model reads after it.")
-        row_page = QSplitter(Qt.Orientation.Horizontal)
-        row_page.addWidget(self.before_text)
-        row_page.addWidget(self.after_text)
+        row_page = splitter(Qt.Orientation.Horizontal, [self.before_text, self.after_text])
         self.tabs = QTabWidget()
         self.tabs.addTab(ret_page, "Retention report")
         self.tabs.addTab(row_page, "Selected row")
 
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.tabs)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        split.setSizes([520, 200])
+        split = splitter(Qt.Orientation.Vertical, [self.table, self.tabs], (3, 1), (520, 200))
 
         self.buttons = QDialogButtonBox()
         self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)

@@ -51,6 +51,7 @@ from ui.close_keys import add_close_keys
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.replay.chart import TokenChart
+from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskRunner
 
 Index = QModelIndex | QPersistentModelIndex
@@ -168,12 +169,7 @@ class ComparisonWindow(QWidget):
         left_tabs.addTab(self.settings_view, "Settings")
         self.chart = TokenChart()
         self.chart.call_clicked.connect(self.select_call)
-        upper = QSplitter(Qt.Orientation.Horizontal)
-        upper.addWidget(left_tabs)
-        upper.addWidget(self.chart)
-        upper.setStretchFactor(0, 2)
-        upper.setStretchFactor(1, 3)
-        upper.setSizes([660, 740])
+        upper = splitter(Qt.Orientation.Horizontal, [left_tabs, self.chart], (2, 3), (660, 740))
 
         self.calls: RecordTableModel[CallPair] = RecordTableModel(CALL_COLUMNS, self)
         self.calls_view = RecordTable(self.calls, "No calls.")
@@ -202,36 +198,21 @@ class ComparisonWindow(QWidget):
             bl.addWidget(title)
             bl.addWidget(view)
             sides.addWidget(box)
-        diff_page = QWidget()
-        dl = QVBoxLayout(diff_page)
-        dl.setContentsMargins(4, 4, 4, 4)
-        dl.addWidget(self.diff_label)
-        dl.addWidget(sides, 1)
+        diff_page = labelled_page(self.diff_label, sides)
         self.retention = RecordTableModel(RETENTION_COLUMNS, self)
         self.retention_view = RecordTable(self.retention, "No retention report.")
         self.retention_view.setObjectName("compareRetention")
         _stretch_first(self.retention_view, (150, 150, 260))
         self.retention_label = QLabel("")
         self.retention_label.setWordWrap(True)
-        ret_page = QWidget()
-        rl = QVBoxLayout(ret_page)
-        rl.setContentsMargins(4, 4, 4, 4)
-        rl.addWidget(self.retention_label)
-        rl.addWidget(self.retention_view, 1)
+        ret_page = labelled_page(self.retention_label, self.retention_view)
         self.tabs = QTabWidget()
         self.tabs.addTab(diff_page, "Context at the selected call")
         self.tabs.addTab(ret_page, "Retention at the end")
-        lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.calls_view)
-        lower.addWidget(self.tabs)
-        lower.setStretchFactor(0, 1)
-        lower.setStretchFactor(1, 3)
-        lower.setSizes([380, 1020])
-
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(upper)
-        split.addWidget(lower)
-        split.setSizes([330, 520])
+        lower = splitter(
+            Qt.Orientation.Horizontal, [self.calls_view, self.tabs], (1, 3), (380, 1020)
+        )
+        split = splitter(Qt.Orientation.Vertical, [upper, lower], sizes=(330, 520))
         self.status = QLabel("")
         self.status.setObjectName("compareStatus")
         layout = QVBoxLayout(self)
