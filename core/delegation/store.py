@@ -142,36 +142,21 @@ def add_snapshot(w: Writer, snap: RefSnapshot) -> None:
         )
     ).first()
     if found is None:
-        w.conn.execute(
-            insert(t.context_ref_snapshots).values(
-                trace_id=snap.owner,
-                ref_id=snap.ref_id,
-                version=snap.version,
-                kind=snap.kind,
-                content=snap.text,
-                chars=snap.chars,
-                made_at_sequence=snap.made_at,
-                created_at=time.time(),
-            )
+        w.insert_record(
+            t.context_ref_snapshots,
+            snap,
+            trace_id=snap.owner,
+            version=snap.version,
+            content=snap.text,
+            chars=snap.chars,
+            made_at_sequence=snap.made_at,
         )
 
 
 def add_grants(w: Writer, grants: Iterable[RefGrant]) -> list[RefGrant]:
     out = []
     for g in grants:
-        res = w.conn.execute(
-            insert(t.delegation_grants).values(
-                trace_id=g.holder,
-                ref_id=g.ref_id,
-                version=g.version,
-                kind=g.kind,
-                chars=g.chars,
-                granted_by=g.granted_by,
-                granted_at_sequence=g.granted_at_sequence,
-                created_at=time.time(),
-            )
-        )
-        key = res.inserted_primary_key
+        key = w.insert_record(t.delegation_grants, g, trace_id=g.holder)
         assert key is not None
         out.append(replace(g, id=int(key[0])))
     return out

@@ -500,19 +500,20 @@ class Writer:
             self.conn.execute(insert(t.tasks), values)
 
     def add_skill_injection(self, record: SkillInjection) -> None:
-        self._insert_record(t.skill_injections, record)
+        self.insert_record(t.skill_injections, record)
 
     def add_ref(self, ref: ContextRef) -> ContextRef:
-        self._insert_record(t.refs, ref)
+        self.insert_record(t.refs, ref)
         return ref
 
     def add_grant(self, grant: Grant) -> Grant:
-        return _with_id(grant, self._insert_record(t.grants, grant))
+        return _with_id(grant, self.insert_record(t.grants, grant))
 
-    def _insert_record(self, table: Table, record: Any) -> Any:
-        """Insert a record whose fields are the table's columns (``created_at`` now if
-        unset); returns the new row's primary key."""
-        values = row_values(record, table, created_at=record.created_at or time.time())
+    def insert_record(self, table: Table, record: Any, **given: Any) -> Any:
+        """Insert a record whose fields are the table's columns (``given`` wins;
+        ``created_at`` now if unset); returns the new row's primary key."""
+        given.setdefault("created_at", getattr(record, "created_at", None) or time.time())
+        values = row_values(record, table, **given)
         return self.conn.execute(insert(table).values(**values)).inserted_primary_key
 
     def revoke_grant(self, grant_id: int, at_sequence: int | None, reason: str) -> None:
