@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import JSON, Connection, Table, bindparam, insert, select, update
+from sqlalchemy import JSON, Column, Connection, Table, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -541,14 +541,14 @@ class Writer:
         )
         return sid
 
+    def next_index(self, column: Column[Any], owner: Column[Any], key: Any, first: int = 0) -> int:
+        """One past the largest ``column`` of the rows whose ``owner`` is ``key``; ``first``
+        for the owner's first row (per-owner counters: turns, brief versions, requests)."""
+        last = self.conn.execute(select(func.max(column)).where(owner == key)).scalar()
+        return first if last is None else int(last) + 1
+
     def start_turn(self, session_id: str, user_sequence: int | None) -> int:
-        last = self.conn.execute(
-            select(t.turns.c.turn_index)
-            .where(t.turns.c.session_id == session_id)
-            .order_by(t.turns.c.turn_index.desc())
-            .limit(1)
-        ).scalar()
-        index = 0 if last is None else int(last) + 1
+        index = self.next_index(t.turns.c.turn_index, t.turns.c.session_id, session_id)
         self.conn.execute(
             insert(t.turns).values(
                 session_id=session_id,
