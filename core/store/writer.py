@@ -41,7 +41,7 @@ from core.store import schema as t
 from core.store.message_fields import COLUMNS, JSON_COLUMNS, message_of_row, new_row, row_of
 from core.store.objects import ObjectStore
 from core.store.reader import Reader
-from core.store.rows import row_values
+from core.store.rows import record_from, row_values
 from core.tokens import count_message
 
 ROLES = frozenset(MESSAGE_ROLES)
@@ -163,16 +163,7 @@ class Writer:
         if row is None:
             raise NotFoundError(f"trace {trace_id!r} not found")
         lines = {
-            r.line: _Line(
-                r.line,
-                r.parent_line,
-                r.start_depth,
-                r.start_sequence,
-                r.tip_sequence,
-                r.tip_depth,
-                r.branch_type,
-                r.branch_id,
-            )
+            r.line: record_from(_Line, r._mapping, new=False, dirty=False)
             for r in self.conn.execute(select(t.lines).where(t.lines.c.trace_id == trace_id))
         }
         st = _TraceState(
