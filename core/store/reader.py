@@ -255,28 +255,20 @@ class Reader:
             last = batch[-1].sequence
 
     def line_messages(self, trace_id: str, line: int) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.line == line)
-            .order_by(t.messages.c.depth)
-        )
-        return self._messages(self.conn.execute(q))
+        m = t.messages.c
+        return self._messages_where(trace_id, m.line == line, order=m.depth)
 
     def branch_messages(self, trace_id: str, branch_id: str) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.branch_id == branch_id)
-            .order_by(t.messages.c.sequence)
-        )
-        return self._messages(self.conn.execute(q))
+        return self._messages_where(trace_id, t.messages.c.branch_id == branch_id)
 
     def tool_result_for(self, trace_id: str, tool_call_id: str) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.tool_call_id == tool_call_id)
-            .order_by(t.messages.c.sequence)
-        )
-        return self._messages(self.conn.execute(q))
+        return self._messages_where(trace_id, t.messages.c.tool_call_id == tool_call_id)
+
+    def _messages_where(self, trace_id: str, cond: Any, order: Any = None) -> list[Message]:
+        """The messages of ``trace_id`` meeting ``cond``, by ``order`` (default: sequence)."""
+        m = t.messages.c
+        q = select(t.messages).where(m.trace_id == trace_id, cond)
+        return self._messages(self.conn.execute(q.order_by(m.sequence if order is None else order)))
 
     def search(
         self,
