@@ -50,7 +50,7 @@ def _plain(value: Any) -> bool:
 
 class CanonicalForm:
     """A record measured and versioned by the canonical JSON of its ``to_json`` (the
-    delegation anchor and brief: their limits count these characters)."""
+    delegation anchor, brief and ref snapshots: their limits count these characters)."""
 
     __slots__ = ()
 
