@@ -138,14 +138,17 @@ def add_snapshot(w: Writer, snap: RefSnapshot) -> None:
         )
     ).first()
     if found is None:
-        w.insert_record(
-            t.context_ref_snapshots,
-            snap,
-            trace_id=snap.owner,
-            version=snap.version,
-            content=snap.text,
-            chars=snap.chars,
-            made_at_sequence=snap.made_at,
+        w.conn.execute(
+            insert(t.context_ref_snapshots).values(
+                trace_id=snap.owner,
+                ref_id=snap.ref_id,
+                version=snap.version,
+                kind=snap.kind,
+                content=snap.text,
+                chars=snap.chars,
+                made_at_sequence=snap.made_at,
+                created_at=time.time(),
+            )
         )
 
 
