@@ -219,13 +219,7 @@ class Reader:
 
     # -- messages ---------------------------------------------------------------------
     def message(self, trace_id: str, sequence: int) -> Message:
-        row = self.conn.execute(
-            select(t.messages).where(
-                t.messages.c.trace_id == trace_id, t.messages.c.sequence == sequence
-            )
-        ).first()
-        if row is None:
-            raise NotFoundError(f"message {sequence} not found in trace {trace_id!r}")
+        row = self._trace_row(t.messages, trace_id, f"message {sequence}", sequence=sequence)
         return self._messages([row])[0]
 
     def messages(self, trace_id: str, sequences: Sequence[int]) -> dict[int, Message]:
@@ -319,13 +313,8 @@ class Reader:
         return [rows.call_from_row(r) for r in found]
 
     def llm_call(self, trace_id: str, call_index: int) -> LlmCall:
-        row = self.conn.execute(
-            select(t.llm_calls).where(
-                t.llm_calls.c.trace_id == trace_id, t.llm_calls.c.call_index == call_index
-            )
-        ).first()
-        if row is None:
-            raise NotFoundError(f"LLM call {call_index} not found in trace {trace_id!r}")
+        what = f"LLM call {call_index}"
+        row = self._trace_row(t.llm_calls, trace_id, what, call_index=call_index)
         return rows.call_from_row(row)
 
     def call_outcomes(self, trace_id: str, agent_name: str = "main") -> list[dict[str, Any]]:
@@ -414,6 +403,15 @@ class Reader:
     def turns(self, session_id: str) -> list[dict[str, Any]]:
         q = select(t.turns).where(t.turns.c.session_id == session_id).order_by(t.turns.c.turn_index)
         return [dict(r._mapping) for r in self.conn.execute(q)]
+
+    def _trace_row(self, table: Table, trace_id: str, what: str, **match: Any) -> Any:
+        """The row of ``trace_id`` whose columns equal ``match``; ``what`` names it when
+        there is none."""
+        conds = [table.c[name] == value for name, value in match.items()]
+        row = self.conn.execute(select(table).where(table.c.trace_id == trace_id, *conds)).first()
+        if row is None:
+            raise NotFoundError(f"{what} not found in trace {trace_id!r}")
+        return row
 
     def _trace_rows(self, table: Table, trace_id: str, *order: str) -> Any:
         """The rows of ``trace_id`` in a per-trace table, ordered by the columns ``order``."""
