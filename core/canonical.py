@@ -46,3 +46,25 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(_plain(v) for v in value)
     return False
+
+
+class CanonicalForm:
+    """A record measured and versioned by the canonical JSON of its ``to_json`` (the
+    delegation anchor, brief and ref snapshots: their limits count these characters)."""
+
+    __slots__ = ()
+
+    def to_json(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def text(self) -> str:
+        return canonical_json(self.to_json())
+
+    @property
+    def digest(self) -> str:
+        return canonical_sha256(self.to_json())
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)

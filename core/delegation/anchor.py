@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.canonical import canonical_json, canonical_sha256
+from core.canonical import CanonicalForm
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.normal import (
     DelegationError,
@@ -25,7 +25,7 @@ ANCHOR_TITLE = "[Root task anchor]"
 
 
 @dataclass(frozen=True, slots=True)
-class RootTaskAnchor:
+class RootTaskAnchor(CanonicalForm):
     objective: str
     completion_criteria: tuple[str, ...]
     constraints: tuple[str, ...] = ()
@@ -38,16 +38,8 @@ class RootTaskAnchor:
         }
 
     @property
-    def text(self) -> str:
-        return canonical_json(self.to_json())
-
-    @property
     def sha256(self) -> str:
-        return canonical_sha256(self.to_json())
-
-    @property
-    def chars(self) -> int:
-        return len(self.text)
+        return self.digest
 
 
 def normalize_anchor(

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.canonical import canonical_json, canonical_sha256
+from core.canonical import CanonicalForm, canonical_json
 from core.delegation.anchor import RootTaskAnchor
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.normal import (
@@ -42,7 +42,7 @@ class RefPin:
 
 
 @dataclass(frozen=True, slots=True)
-class TaskBrief:
+class TaskBrief(CanonicalForm):
     objective: str
     completion_criteria: tuple[str, ...]
     reason: str = ""
@@ -65,16 +65,8 @@ class TaskBrief:
         }
 
     @property
-    def text(self) -> str:
-        return canonical_json(self.to_json())
-
-    @property
     def version(self) -> str:
-        return canonical_sha256(self.to_json())
-
-    @property
-    def chars(self) -> int:
-        return len(self.text)
+        return self.digest
 
 
 def inherited_constraints(

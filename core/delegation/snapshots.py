@@ -18,7 +18,7 @@ from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from core.canonical import canonical_json, canonical_sha256
+from core.canonical import CanonicalForm
 from core.delegation.brief import RefPin, TaskBrief
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.normal import DelegationError, check_json
@@ -28,7 +28,7 @@ KINDS: tuple[SnapshotKind, ...] = ("task_brief", "reviewed_task_result")
 
 
 @dataclass(frozen=True, slots=True)
-class RefSnapshot:
+class RefSnapshot(CanonicalForm):
     """Immutable content of a context ref at one version."""
 
     ref_id: str
@@ -39,17 +39,12 @@ class RefSnapshot:
     made_at: int | None = None
     """The owner's message it was made at (``None``: not tied to one, e.g. a brief)."""
 
-    @property
-    def text(self) -> str:
-        return canonical_json(self.content)
+    def to_json(self) -> Any:
+        return self.content
 
     @property
     def version(self) -> str:
-        return canonical_sha256(self.content)
-
-    @property
-    def chars(self) -> int:
-        return len(self.text)
+        return self.digest
 
     @property
     def entry(self) -> CatalogueEntry:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 
 from core.delegation.anchor import RootTaskAnchor, anchor_from_json
 from core.delegation.brief import TaskBrief, brief_from_json, root_brief
@@ -108,12 +108,8 @@ def add_brief_version(
     w: Writer, trace_id: str, brief: TaskBrief, approved: str | None, parent_sequence: int | None
 ) -> BriefVersion:
     """A new current version; older versions stay as they were."""
-    last = w.conn.execute(
-        select(func.max(t.task_protocol_versions.c.version_index)).where(
-            t.task_protocol_versions.c.trace_id == trace_id
-        )
-    ).scalar()
-    index = 1 if last is None else int(last) + 1
+    c = t.task_protocol_versions.c
+    index = w.next_index(c.version_index, c.trace_id, trace_id, first=1)
     w.conn.execute(
         insert(t.task_protocol_versions).values(
             trace_id=trace_id,
@@ -159,19 +155,7 @@ def add_snapshot(w: Writer, snap: RefSnapshot) -> None:
 def add_grants(w: Writer, grants: Iterable[RefGrant]) -> list[RefGrant]:
     out = []
     for g in grants:
-        res = w.conn.execute(
-            insert(t.delegation_grants).values(
-                trace_id=g.holder,
-                ref_id=g.ref_id,
-                version=g.version,
-                kind=g.kind,
-                chars=g.chars,
-                granted_by=g.granted_by,
-                granted_at_sequence=g.granted_at_sequence,
-                created_at=time.time(),
-            )
-        )
-        key = res.inserted_primary_key
+        key = w.insert_record(t.delegation_grants, g, trace_id=g.holder)
         assert key is not None
         out.append(replace(g, id=int(key[0])))
     return out

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from core.store import schema as t
 from core.store.reader import Reader
@@ -54,15 +53,4 @@ def trace_batches(r: Reader, trace_id: str) -> list[Batch]:
 
 
 def record_batch(w: Writer, b: Batch) -> None:
-    w.conn.execute(
-        insert(t.watch_batches).values(
-            path=b.path,
-            trace_id=b.trace_id,
-            start=b.start,
-            end=b.end,
-            head_sha256=b.head_sha256,
-            inode=b.inode,
-            format=b.format,
-            created_at=time.time(),
-        )
-    )
+    w.insert_record(t.watch_batches, b)

@@ -14,8 +14,9 @@ without paying for httpx and the server until a model is called.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from core.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
     from core.llm.backend import BackendReply, ChatBackend, ChatRequest, EchoBackend, UsageMeter
@@ -115,13 +116,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'core.llm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())
 
 
 __all__ = [

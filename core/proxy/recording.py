@@ -142,7 +142,8 @@ class Recorder:
                 context = _continued(earlier[1], context, messages)
             sha = hashlib.sha256(req.body).hexdigest()
             model, stream = str(fields.get("model") or ""), bool(fields.get("stream"))
-            index = _next_index(w, trace_id)
+            c = t.proxy_requests.c
+            index = w.next_index(c.call_index, c.trace_id, trace_id)
             p = Pending(0, trace_id, index, api, model, stream, sha, context, keys, secrets)
             p.row_id = _insert_request(w, p, req, problem)
         if earlier is not None:
@@ -343,16 +344,6 @@ def _problem(problem: str | None) -> dict[str, str]:
 def _title(messages: list[NewMessage]) -> str:
     first = next((m.content for m in messages if m.role == "user" and m.content), "")
     return " ".join(first.split())[:80] or "proxied call"
-
-
-def _next_index(w: Writer, trace_id: str) -> int:
-    rows = w.conn.execute(
-        select(t.proxy_requests.c.call_index)
-        .where(t.proxy_requests.c.trace_id == trace_id)
-        .order_by(t.proxy_requests.c.call_index.desc())
-        .limit(1)
-    ).first()
-    return 0 if rows is None else int(rows[0]) + 1
 
 
 def _tagged(

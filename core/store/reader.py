@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Text, and_, bindparam, case, cast, func, or_, select
+from sqlalchemy import Connection, Table, Text, and_, bindparam, case, cast, func, or_, select
 
 from core.errors import NotFoundError
 from core.records import (
@@ -219,13 +219,7 @@ class Reader:
 
     # -- messages ---------------------------------------------------------------------
     def message(self, trace_id: str, sequence: int) -> Message:
-        row = self.conn.execute(
-            select(t.messages).where(
-                t.messages.c.trace_id == trace_id, t.messages.c.sequence == sequence
-            )
-        ).first()
-        if row is None:
-            raise NotFoundError(f"message {sequence} not found in trace {trace_id!r}")
+        row = self._trace_row(t.messages, trace_id, f"message {sequence}", sequence=sequence)
         return self._messages([row])[0]
 
     def messages(self, trace_id: str, sequences: Sequence[int]) -> dict[int, Message]:
@@ -255,28 +249,20 @@ class Reader:
             last = batch[-1].sequence
 
     def line_messages(self, trace_id: str, line: int) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.line == line)
-            .order_by(t.messages.c.depth)
-        )
-        return self._messages(self.conn.execute(q))
+        m = t.messages.c
+        return self._messages_where(trace_id, m.line == line, order=m.depth)
 
     def branch_messages(self, trace_id: str, branch_id: str) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.branch_id == branch_id)
-            .order_by(t.messages.c.sequence)
-        )
-        return self._messages(self.conn.execute(q))
+        return self._messages_where(trace_id, t.messages.c.branch_id == branch_id)
 
     def tool_result_for(self, trace_id: str, tool_call_id: str) -> list[Message]:
-        q = (
-            select(t.messages)
-            .where(t.messages.c.trace_id == trace_id, t.messages.c.tool_call_id == tool_call_id)
-            .order_by(t.messages.c.sequence)
-        )
-        return self._messages(self.conn.execute(q))
+        return self._messages_where(trace_id, t.messages.c.tool_call_id == tool_call_id)
+
+    def _messages_where(self, trace_id: str, cond: Any, order: Any = None) -> list[Message]:
+        """The messages of ``trace_id`` meeting ``cond``, by ``order`` (default: sequence)."""
+        m = t.messages.c
+        q = select(t.messages).where(m.trace_id == trace_id, cond)
+        return self._messages(self.conn.execute(q.order_by(m.sequence if order is None else order)))
 
     def search(
         self,
@@ -323,21 +309,12 @@ class Reader:
 
     # -- records ----------------------------------------------------------------------
     def llm_calls(self, trace_id: str) -> list[LlmCall]:
-        q = (
-            select(t.llm_calls)
-            .where(t.llm_calls.c.trace_id == trace_id)
-            .order_by(t.llm_calls.c.call_index)
-        )
-        return [rows.call_from_row(r) for r in self.conn.execute(q)]
+        found = self._trace_rows(t.llm_calls, trace_id, "call_index")
+        return [rows.call_from_row(r) for r in found]
 
     def llm_call(self, trace_id: str, call_index: int) -> LlmCall:
-        row = self.conn.execute(
-            select(t.llm_calls).where(
-                t.llm_calls.c.trace_id == trace_id, t.llm_calls.c.call_index == call_index
-            )
-        ).first()
-        if row is None:
-            raise NotFoundError(f"LLM call {call_index} not found in trace {trace_id!r}")
+        what = f"LLM call {call_index}"
+        row = self._trace_row(t.llm_calls, trace_id, what, call_index=call_index)
         return rows.call_from_row(row)
 
     def call_outcomes(self, trace_id: str, agent_name: str = "main") -> list[dict[str, Any]]:
@@ -356,32 +333,19 @@ class Reader:
         return int(self.conn.execute(q).scalar_one())
 
     def compactions(self, trace_id: str) -> list[CompactionEvent]:
-        q = (
-            select(t.compactions)
-            .where(t.compactions.c.trace_id == trace_id)
-            .order_by(t.compactions.c.id)
-        )
-        return [rows.compaction_from_row(r) for r in self.conn.execute(q)]
+        found = self._trace_rows(t.compactions, trace_id, "id")
+        return [rows.compaction_from_row(r) for r in found]
 
     def goal_events(self, trace_id: str) -> list[GoalEvent]:
-        q = (
-            select(t.goal_events)
-            .where(t.goal_events.c.trace_id == trace_id)
-            .order_by(t.goal_events.c.sequence, t.goal_events.c.id)
-        )
-        return [rows.goal_event_from_row(r) for r in self.conn.execute(q)]
+        found = self._trace_rows(t.goal_events, trace_id, "sequence", "id")
+        return [rows.goal_event_from_row(r) for r in found]
 
     def skill_injections(self, trace_id: str) -> list[SkillInjection]:
-        q = (
-            select(t.skill_injections)
-            .where(t.skill_injections.c.trace_id == trace_id)
-            .order_by(t.skill_injections.c.id)
-        )
-        return [rows.skill_injection_from_row(r) for r in self.conn.execute(q)]
+        found = self._trace_rows(t.skill_injections, trace_id, "id")
+        return [rows.skill_injection_from_row(r) for r in found]
 
     def refs(self, trace_id: str) -> list[ContextRef]:
-        q = select(t.refs).where(t.refs.c.trace_id == trace_id).order_by(t.refs.c.created_at)
-        return [rows.ref_from_row(r) for r in self.conn.execute(q)]
+        return [rows.ref_from_row(r) for r in self._trace_rows(t.refs, trace_id, "created_at")]
 
     def ref(self, ref_id: str, trace_id: str | None = None) -> ContextRef:
         """A ref by id; ids are unique per trace, so give the trace when you know it (a
@@ -396,8 +360,7 @@ class Reader:
         return rows.ref_from_row(row)
 
     def grants(self, trace_id: str) -> list[Grant]:
-        q = select(t.grants).where(t.grants.c.trace_id == trace_id).order_by(t.grants.c.id)
-        return [rows.grant_from_row(r) for r in self.conn.execute(q)]
+        return [rows.grant_from_row(r) for r in self._trace_rows(t.grants, trace_id, "id")]
 
     def task_snapshots(self, trace_id: str) -> dict[int, list[dict[str, Any]]]:
         """Task-list snapshots (``todo_write``) keyed by the message sequence they belong to.
@@ -405,13 +368,8 @@ class Reader:
         Each snapshot is the full list at that message; the caller picks the latest one on
         the path it cares about (INJ-4 restores the latest on the main path).
         """
-        q = (
-            select(t.tasks)
-            .where(t.tasks.c.trace_id == trace_id)
-            .order_by(t.tasks.c.sequence, t.tasks.c.id)
-        )
         out: dict[int, list[dict[str, Any]]] = {}
-        for r in self.conn.execute(q):
+        for r in self._trace_rows(t.tasks, trace_id, "sequence", "id"):
             m = r._mapping
             out.setdefault(int(m["sequence"]), []).append(
                 {
@@ -425,12 +383,8 @@ class Reader:
         return out
 
     def checkpoints(self, trace_id: str) -> list[Checkpoint]:
-        q = (
-            select(t.checkpoints)
-            .where(t.checkpoints.c.trace_id == trace_id)
-            .order_by(t.checkpoints.c.generation)
-        )
-        return [rows.checkpoint_from_row(r) for r in self.conn.execute(q)]
+        found = self._trace_rows(t.checkpoints, trace_id, "generation")
+        return [rows.checkpoint_from_row(r) for r in found]
 
     def latest_generation(self, trace_id: str) -> int:
         q = select(func.max(t.checkpoints.c.generation)).where(t.checkpoints.c.trace_id == trace_id)
@@ -440,21 +394,29 @@ class Reader:
     def table_rows(self, table: str, trace_id: str) -> list[dict[str, Any]]:
         """Raw rows of a per-trace table (export and generic panels)."""
         tab = t.metadata.tables[table]
-        order = tab.c.id if "id" in tab.c else next(iter(tab.primary_key.columns))
-        q = select(tab).where(tab.c.trace_id == trace_id).order_by(order)
-        return [dict(r._mapping) for r in self.conn.execute(q)]
+        order = "id" if "id" in tab.c else next(iter(tab.primary_key.columns)).name
+        return [dict(r._mapping) for r in self._trace_rows(tab, trace_id, order)]
 
     def sessions(self, trace_id: str) -> list[dict[str, Any]]:
-        q = (
-            select(t.sessions)
-            .where(t.sessions.c.trace_id == trace_id)
-            .order_by(t.sessions.c.created_at)
-        )
-        return [dict(r._mapping) for r in self.conn.execute(q)]
+        return [dict(r._mapping) for r in self._trace_rows(t.sessions, trace_id, "created_at")]
 
     def turns(self, session_id: str) -> list[dict[str, Any]]:
         q = select(t.turns).where(t.turns.c.session_id == session_id).order_by(t.turns.c.turn_index)
         return [dict(r._mapping) for r in self.conn.execute(q)]
+
+    def _trace_row(self, table: Table, trace_id: str, what: str, **match: Any) -> Any:
+        """The row of ``trace_id`` whose columns equal ``match``; ``what`` names it when
+        there is none."""
+        conds = [table.c[name] == value for name, value in match.items()]
+        row = self.conn.execute(select(table).where(table.c.trace_id == trace_id, *conds)).first()
+        if row is None:
+            raise NotFoundError(f"{what} not found in trace {trace_id!r}")
+        return row
+
+    def _trace_rows(self, table: Table, trace_id: str, *order: str) -> Any:
+        """The rows of ``trace_id`` in a per-trace table, ordered by the columns ``order``."""
+        q = select(table).where(table.c.trace_id == trace_id)
+        return self.conn.execute(q.order_by(*(table.c[name] for name in order)))
 
     def may_be_imported(self, nbytes: int) -> bool:
         """Whether an earlier import had units of ``nbytes`` bytes (or of unknown size)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import JSON, Connection, Table, bindparam, insert, select, update
+from sqlalchemy import JSON, Column, Connection, Table, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -41,7 +41,7 @@ from core.store import schema as t
 from core.store.message_fields import COLUMNS, JSON_COLUMNS, message_of_row, new_row, row_of
 from core.store.objects import ObjectStore
 from core.store.reader import Reader
-from core.store.rows import row_values
+from core.store.rows import record_from, row_values
 from core.tokens import count_message
 
 ROLES = frozenset(MESSAGE_ROLES)
@@ -163,16 +163,7 @@ class Writer:
         if row is None:
             raise NotFoundError(f"trace {trace_id!r} not found")
         lines = {
-            r.line: _Line(
-                r.line,
-                r.parent_line,
-                r.start_depth,
-                r.start_sequence,
-                r.tip_sequence,
-                r.tip_depth,
-                r.branch_type,
-                r.branch_id,
-            )
+            r.line: record_from(_Line, r._mapping, new=False, dirty=False)
             for r in self.conn.execute(select(t.lines).where(t.lines.c.trace_id == trace_id))
         }
         st = _TraceState(
@@ -500,19 +491,20 @@ class Writer:
             self.conn.execute(insert(t.tasks), values)
 
     def add_skill_injection(self, record: SkillInjection) -> None:
-        self._insert_record(t.skill_injections, record)
+        self.insert_record(t.skill_injections, record)
 
     def add_ref(self, ref: ContextRef) -> ContextRef:
-        self._insert_record(t.refs, ref)
+        self.insert_record(t.refs, ref)
         return ref
 
     def add_grant(self, grant: Grant) -> Grant:
-        return _with_id(grant, self._insert_record(t.grants, grant))
+        return _with_id(grant, self.insert_record(t.grants, grant))
 
-    def _insert_record(self, table: Table, record: Any) -> Any:
-        """Insert a record whose fields are the table's columns (``created_at`` now if
-        unset); returns the new row's primary key."""
-        values = row_values(record, table, created_at=record.created_at or time.time())
+    def insert_record(self, table: Table, record: Any, **given: Any) -> Any:
+        """Insert a record whose fields are the table's columns (``given`` wins;
+        ``created_at`` now if unset); returns the new row's primary key."""
+        given.setdefault("created_at", getattr(record, "created_at", None) or time.time())
+        values = row_values(record, table, **given)
         return self.conn.execute(insert(table).values(**values)).inserted_primary_key
 
     def revoke_grant(self, grant_id: int, at_sequence: int | None, reason: str) -> None:
@@ -540,14 +532,14 @@ class Writer:
         )
         return sid
 
+    def next_index(self, column: Column[Any], owner: Column[Any], key: Any, first: int = 0) -> int:
+        """One past the largest ``column`` of the rows whose ``owner`` is ``key``; ``first``
+        for the owner's first row (per-owner counters: turns, brief versions, requests)."""
+        last = self.conn.execute(select(func.max(column)).where(owner == key)).scalar()
+        return first if last is None else int(last) + 1
+
     def start_turn(self, session_id: str, user_sequence: int | None) -> int:
-        last = self.conn.execute(
-            select(t.turns.c.turn_index)
-            .where(t.turns.c.session_id == session_id)
-            .order_by(t.turns.c.turn_index.desc())
-            .limit(1)
-        ).scalar()
-        index = 0 if last is None else int(last) + 1
+        index = self.next_index(t.turns.c.turn_index, t.turns.c.session_id, session_id)
         self.conn.execute(
             insert(t.turns).values(
                 session_id=session_id,
