@@ -137,7 +137,14 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     if proc.returncode != 0:
         raise RuntimeError(f"live worker failed: {proc.stderr[-2000:]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    yield figure(NAME, "append_to_timeline_p50", got["p50"], "s", "", baseline=got["direct_p50"])
+    yield figure(
+        NAME,
+        "append_to_timeline_p50",
+        got["p50"],
+        "s",
+        "informational (the p95 is judged)",
+        baseline=got["direct_p50"],
+    )
     yield figure(
         NAME, "append_to_timeline_p95", got["p95"], "s", "<= 0.5 s",
         baseline=got["direct_p95"], met=got["p95"] <= 0.5,

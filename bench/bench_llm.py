@@ -99,4 +99,11 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
             per_chunk = (ours - raw) * 1000 / chunks
             yield figure("llm", "client_stream_cpu_overhead_us_per_chunk", per_chunk, "us", "<= 10")
         ours, raw = statistics.median(wall[mode]), statistics.median(wall[f"raw_{mode}"])
-        yield figure("llm", f"client_{mode}_wall_ms_per_call", ours, "ms", "info", raw)
+        yield figure(
+            "llm",
+            f"client_{mode}_wall_ms_per_call",
+            ours,
+            "ms",
+            "informational (the per-chunk figure is judged)",
+            raw,
+        )
