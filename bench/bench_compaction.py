@@ -56,7 +56,7 @@ from core.context.compaction import (
     summarize,
     units,
 )
-from core.context.compaction.items import tokens_of, view_tokens, visible_text, with_items
+from core.context.compaction.items import tokens_of, total_tokens, visible_text, with_items
 from core.context.compaction.scan import ContextState
 from core.context.view import View, render_item
 
@@ -225,7 +225,7 @@ def _retention() -> Iterator[dict[str, Any]]:
             Compactor(cfg, ScriptedSummarizer()).compact(view, level, records)
         )
         kept = sum(1 for f in PLANTED if f in _visible(out.after))
-        naive = _truncate(view, view_tokens(out.after))
+        naive = _truncate(view, total_tokens(out.after.items, out.after.messages))
         base = sum(1 for f in PLANTED if f in _visible(naive)) / len(PLANTED)
         yield figure(
             NAME,

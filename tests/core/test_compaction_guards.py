@@ -24,7 +24,7 @@ from core.context.compaction import (
     SummaryRequest,
     record_outcome,
 )
-from core.context.compaction.items import view_tokens
+from core.context.compaction.items import total_tokens
 from core.context.view import View
 from core.errors import InvalidInputError
 
@@ -196,7 +196,7 @@ def test_a_compaction_reclaiming_under_ten_percent_is_refused() -> None:
     )
     compactor = Compactor(cfg, None, clock=Clock())
     out = asyncio.run(compactor.maybe_compact(view))
-    saved = (out.tokens_before - view_tokens(View(out.layers[-1].items, view.messages))) / (
+    saved = (out.tokens_before - total_tokens(out.layers[-1].items, view.messages)) / (
         out.tokens_before
     )
     assert 0 < saved < 0.10

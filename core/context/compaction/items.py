@@ -83,10 +83,6 @@ def total_tokens(items: Iterable[ContextItem], messages: Mapping[int, Message]) 
     return total
 
 
-def view_tokens(view: View) -> int:
-    return total_tokens(view.items, view.messages)
-
-
 def with_items(view: View, items: Iterable[ContextItem]) -> View:
     return View(tuple(items), view.messages, view.boundary)
 
