@@ -24,6 +24,7 @@ from core.exporters.ctxlens_json import (
     session_rows,
     trace_header,
 )
+from core.fields_json import FieldsJson
 from core.importers.ctxlens_json import import_data
 from core.store.export_format import RECORD_TABLES
 from core.store.reader import Reader
@@ -35,21 +36,12 @@ PROGRESS_EVERY = 1000
 
 
 @dataclass(frozen=True)
-class CopyResult:
+class CopyResult(FieldsJson):
     trace_id: str
     title: str
     status: str  # "copied" | "skipped" | "conflict"
     messages: int
     detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trace_id": self.trace_id,
-            "title": self.title,
-            "status": self.status,
-            "messages": self.messages,
-            "detail": self.detail,
-        }
 
 
 def export_digest(store: Store, trace_id: str) -> str:

@@ -12,25 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.fields_json import FieldsJson
 from core.importers.usage import normalize_usage
 
 NOT_IN_TRANSCRIPT = "not_in_transcript"
 
 
 @dataclass(frozen=True)
-class Recorded:
+class Recorded(FieldsJson):
     prompt_tokens: int | None
     cached_tokens: int | None
     output_tokens: int | None
     cache_creation_tokens: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "cached_tokens": self.cached_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_tokens": self.cache_creation_tokens,
-        }
 
     def unexplained(self, reconstructed: int) -> int | None:
         """Recorded prompt tokens the reconstructed context does not account for."""

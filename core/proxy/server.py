@@ -18,11 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from core.fields_json import FieldsJson
 from core.proxy.assemble import Assembled, assembly_for
 from core.proxy.http import (
     LAST_CHUNK,
@@ -40,7 +41,7 @@ from core.store.headers import HOP_BY_HOP, is_secret_header
 
 
 @dataclass
-class ProxyStatus:
+class ProxyStatus(FieldsJson):
     """One row of a Sources pane: what the proxy is doing and what it has seen."""
 
     name: str
@@ -54,9 +55,6 @@ class ProxyStatus:
     errors: int = 0
     recovered_incomplete: int = 0
     last_error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 CallListener = Callable[[dict[str, Any]], None]

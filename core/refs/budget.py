@@ -13,17 +13,18 @@ text tokens). ``check_grant`` decides a grant against them:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.context.view import View, token_breakdown
+from core.fields_json import FieldsJson
 from core.refs.images import image_blocks_in
 
 Outcome = Literal["grant", "defer", "refuse"]
 
 
 @dataclass(frozen=True, slots=True)
-class ContextBudget:
+class ContextBudget(FieldsJson):
     """Limits per turn; defaults from seed C's example budget."""
 
     max_tokens: int = 128_000
@@ -31,20 +32,14 @@ class ContextBudget:
     max_output_bytes: int = 131_072
     max_image_blocks: int = 8
 
-    def to_json(self) -> dict[str, int]:
-        return asdict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class GrantCost:
+class GrantCost(FieldsJson):
     """What a grant adds to the context."""
 
     tokens: int = 0
     bytes: int = 0
     image_blocks: int = 0
-
-    def to_json(self) -> dict[str, int]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from core.context.view import View, token_breakdown
 from core.errors import NotFoundError
+from core.fields_json import fields_json
 from core.records import CompactionEvent, ContextItem, ContextRef, Grant, MessageKind, NewMessage
 from core.refs.budget import (
     BudgetDecision,
@@ -55,7 +56,7 @@ class GrantRequest:
     tool_call_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return fields_json(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from core.context.view import View, current_items, render_item, resolve, token_b
 from core.cost.stored import trace_cost
 from core.cost.table import load_table
 from core.exporters.ctxlens_json import export_text
+from core.fields_json import fields_json
 from core.records import ContextItem, Message
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
 from core.replay.refmap import RefRenamer, scope_of
@@ -62,7 +63,7 @@ class CompactionMark:
     removed: int
 
     def to_json(self) -> dict[str, Any]:
-        return {**{n: getattr(self, n) for n in self.__slots__}, "layers": list(self.layers)}
+        return {**fields_json(self), "layers": list(self.layers)}
 
 
 @dataclass(frozen=True)
@@ -84,18 +85,12 @@ class Side:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "trace_id": self.trace_id,
-            "title": self.title,
-            "source": self.source,
-            "settings": self.settings,
-            "replay_of": self.replay_of,
-            "metrics": self.metrics,
+            **fields_json(self, "trace_id", "title", "source", "settings", "replay_of", "metrics"),
             "input_tokens": list(self.input_tokens),
             "output_tokens": list(self.output_tokens),
             "call_indexes": list(self.call_indexes),
             "compactions": [c.to_json() for c in self.compactions],
-            "retention": self.retention,
-            "cost": self.cost,
+            **fields_json(self, "retention", "cost"),
         }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from core.context.view import request_sha256, resolve
 from core.errors import InvalidInputError
+from core.fields_json import fields_json
 from core.records import Message, ToolCall
 from core.replay.calls import CallRef
 from core.replay.refmap import RefRenamer
@@ -116,12 +117,7 @@ class Copied:
     """``get_current_context`` results copied (readings of the run's wall clock)."""
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "messages": self.messages,
-            "calls": self.calls,
-            "compactions": self.compactions,
-            "refs": self.refs,
-        }
+        return fields_json(self, "messages", "calls", "compactions", "refs")
 
 
 def copy_prefix(

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.context.view import request_sha256
+from core.fields_json import fields_json
 from core.llm import SUMMARY_TAG, BackendReply, ChatBackend, ChatRequest
 from core.llm.script import message_text
 from core.llm.summarizer import is_summary_request, summarize_messages
@@ -58,14 +59,9 @@ class ReplayDiverged:
     """The failed (or live-answered) call in the replay trace, once known."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "call_index": self.call_index,
-            "request": self.request,
-            "agent": self.agent,
-            "position": self.position,
-            "source_call": self.source_call,
-            "reason": self.reason,
-        }
+        return fields_json(
+            self, "call_index", "request", "agent", "position", "source_call", "reason"
+        )
 
 
 @dataclass(frozen=True, slots=True)

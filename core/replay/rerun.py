@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from core.errors import InvalidInputError
 from core.exporters.ctxlens_json import export_text
+from core.fields_json import fields_json
 from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer
 from core.llm.settings import ModelSettings
 from core.records import Message, NewMessage
@@ -58,6 +59,10 @@ class ReplayOptions:
     offline model (``core/replay/endpoint.py``)."""
 
 
+_METRICS_SHOWN = ("redone_tool_calls", "prefix_cache_reuse", "main_llm_calls")
+"""Metrics of the replay that its JSON shows at the top level."""
+
+
 @dataclass
 class ReplayResult:
     trace_id: str
@@ -84,25 +89,15 @@ class ReplayResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "trace_id": self.trace_id,
-            "calls": self.calls,
-            "compactions": self.compactions,
-            "input_tokens": self.input_tokens,
+            **fields_json(self, "trace_id", "calls", "compactions", "input_tokens"),
             "diverged_at": self.diverged.call_index if self.diverged else None,
             "divergence": self.diverged.to_json() if self.diverged else None,
             "source_trace": self.source,
             "from_call": self.from_call,
             "settings": list(self.settings),
-            "start": self.start,
-            "on_diverge": self.on_diverge,
-            "stopped": self.stopped,
-            "compaction_levels": self.compaction_levels,
-            "reproduced_calls": self.reproduced_calls,
-            "recorded_replies": self.recorded_replies,
-            "live_replies": self.live_replies,
-            "redone_tool_calls": self.metrics.get("redone_tool_calls"),
-            "prefix_cache_reuse": self.metrics.get("prefix_cache_reuse"),
-            "main_llm_calls": self.metrics.get("main_llm_calls"),
+            **fields_json(self, "start", "on_diverge", "stopped", "compaction_levels"),
+            **fields_json(self, "reproduced_calls", "recorded_replies", "live_replies"),
+            **{k: self.metrics.get(k) for k in _METRICS_SHOWN},
             "copied": self.copied,
             "elapsed_s": round(self.elapsed_s, 3),
             "continued_with": self.continued_with,

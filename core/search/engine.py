@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, and_, cast, column, exists, func, or_, select, table, text
@@ -20,6 +20,7 @@ from sqlalchemy.types import Text as SaText
 from core.cost import totals
 from core.cost.compute import CostSummary
 from core.cost.table import PriceTable, load_table
+from core.fields_json import FieldsJson
 from core.search.index import catch_up
 from core.search.query import Query
 from core.store import schema as t
@@ -37,7 +38,7 @@ hits are filtered by trace after the index scan instead."""
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(FieldsJson):
     trace_id: str
     title: str
     source: str
@@ -47,10 +48,6 @@ class Hit:
     kind: str | None
     snippet: str
     created_at: float
-
-    def to_json(self) -> dict[str, Any]:
-        """``{trace_id, title, source, sequence, role, kind, snippet, created_at}``."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
