@@ -21,6 +21,7 @@ from typing import Any
 
 from core.records import Message, NewMessage, ToolCall
 from core.store.writer import HEAD, Writer
+from core.tool_schema import function_schema
 
 GET_CURRENT_CONTEXT = "get_current_context"
 DEFAULT_INTERVAL = 5
@@ -196,11 +197,7 @@ def inject_context(
 
 def get_current_context_schema() -> dict[str, Any]:
     """OpenAI function schema of the ``get_current_context`` tool the model may call."""
-    return {
-        "type": "function",
-        "function": {
-            "name": GET_CURRENT_CONTEXT,
-            "description": "Current time, goal tree with focus, collaborators, notifications.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    }
+    return function_schema(
+        GET_CURRENT_CONTEXT,
+        "Current time, goal tree with focus, collaborators, notifications.",
+    )
