@@ -11,6 +11,7 @@ the retention report; Apply records exactly what was previewed
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -53,8 +54,8 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.split_pages import labelled_page, splitter
-from ui.tasks import TaskRunner
-from ui.theme import set_accent
+from ui.tasks import TaskControl, TaskRunner
+from ui.theme import accent_note
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -152,11 +153,7 @@ class CompactDialog(QDialog):
         self.headline.setWordWrap(True)
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.headline.setStyleSheet("QLabel#compactHeadline { font-weight: bold; }")
-        self.error = QLabel("")
-        self.error.setObjectName("compactError")
-        self.error.setWordWrap(True)
-        set_accent(self.error, "error")
-        self.error.setVisible(False)
+        self.error = accent_note("compactError", "error")
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)
         status.addWidget(self.busy)
@@ -254,20 +251,15 @@ class CompactDialog(QDialog):
             self._fail(RuntimeError("no trace is open"))
             return
         req, model = self.request(), self.model_settings
-        self._busy(True)
-        self.apply_button.setEnabled(False)
         self.error.setVisible(False)
-        self.runner.submit(
+        self._submit(
             f"compaction preview ({req.level})",
             lambda _c: run_preview(store, trace_id, req, model),
             self._previewed,
-            on_error=self._fail,
-            key="compact-preview",
+            "compact-preview",
         )
 
     def _previewed(self, cp: CompactPreview) -> None:
-        self._busy(False)
-        self.current = cp
         self.headline.setText(cp.headline())
         self.diff.set_rows(cp.rows)
         self.retention.set_records(cp.retention)
@@ -285,21 +277,35 @@ class CompactDialog(QDialog):
         store, cp = self.session.store, self.current
         if store is None or cp is None or not cp.can_apply:
             return
-        self._busy(True)
-        self.apply_button.setEnabled(False)
-        self.runner.submit(
+        self._submit(
             f"apply {cp.request.level} compaction",
             lambda _c: commit(store, cp),
             self._applied,
-            on_error=self._fail,
-            key="compact-apply",
+            "compact-apply",
         )
 
     def _applied(self, cp: CompactPreview) -> None:
-        self._busy(False)
-        self.current = cp
         self.applied.emit(cp)
         self.accept()
+
+    def _submit(
+        self,
+        label: str,
+        work: Callable[[TaskControl], CompactPreview],
+        then: Callable[[CompactPreview], None],
+        key: str,
+    ) -> None:
+        """Run ``work`` off the UI thread, busy and without Apply meanwhile; its preview
+        becomes ``current`` before ``then`` sees it (a failure goes to ``_fail``)."""
+        self._busy(True)
+        self.apply_button.setEnabled(False)
+
+        def done(cp: CompactPreview) -> None:
+            self._busy(False)
+            self.current = cp
+            then(cp)
+
+        self.runner.submit(label, work, done, on_error=self._fail, key=key)
 
     def _fail(self, exc: BaseException) -> None:
         self._busy(False)
