@@ -1,5 +1,5 @@
 """A record's JSON object from its dataclass fields: a ``to_json`` that is only its fields
-is one call, not a line per field (one shape where 20 ``to_json`` bodies spelled each key).
+is one call, not a line per field.
 
 Values are taken as they are: no deep copy and no conversion (``dataclasses.asdict`` also
 copies nested lists and dicts and turns nested dataclasses into dicts); a field that needs
