@@ -124,7 +124,7 @@ async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
     call = _check(parent, name, raw)
     version = _record(parent, call)
     child = _child_runner(parent, call.child_id, name)
-    parent._emit(
+    parent.emit(
         "subagent",
         {
             "agent": call.path,
@@ -304,7 +304,7 @@ def _reviewed(
         record_validation(w, child_id, {**payload, "call": model_call})
         if snap is not None:
             add_snapshot(w, snap)
-    parent._emit(
+    parent.emit(
         "subagent", {"agent": path, "trace": child_id, "status": "done", "verdict": verdict}
     )
     ref = f"ref {snap.ref_id} version {snap.version}" if snap else f"no ref: {warning}"
