@@ -236,12 +236,8 @@ def _child_runner(parent: Any, child_id: str, name: str) -> Any:
         parent.model,
         config,
         tools=frozen,
-        skills=parent.skills,
-        events=parent.events,
-        slimmers=parent.slimmers,
-        clock=parent.clock,
-        wall_clock=parent.wall_clock,
         delegation=settings,
+        **parent.shared_parts(),
     )
 
 

@@ -61,6 +61,9 @@ INTRINSIC = (
     "read_ref",
 )
 
+SHARED_PARTS = ("skills", "events", "slimmers", "clock", "wall_clock")
+"""Constructor arguments a child runner takes from its parent (``shared_parts``)."""
+
 
 class ModelPort(Protocol):
     """What the runner needs of a model: one attempt per call (``ChatClient`` fits)."""
@@ -168,6 +171,10 @@ class RunnerCore:
             self.goals: GoalTree = goal_tree_at(r, trace_id, self.head(r))
             self.generation = r.latest_generation(trace_id)
             self.iteration = self.count_iterations(r)
+
+    def shared_parts(self) -> dict[str, Any]:
+        """What a child runner (a subagent, a delegated trace) takes over from this one."""
+        return {name: getattr(self, name) for name in SHARED_PARTS}
 
     def push_notice(self, notice: BackgroundNotice) -> None:
         """A background task finished; its notice is injected before the next model call."""

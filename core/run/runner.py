@@ -307,16 +307,42 @@ class Runner(RunnerCore):
         max_steps: int | None = None,
         skills: tuple[str, ...] | None = None,
     ) -> str:
-        """A subagent on its own branch (``core/run/subagents.py:spawn_subagent``)."""
-        return await subagents.spawn_subagent(
-            self,
-            task,
-            name=name,
-            system_prompt=system_prompt,
-            tools=tools,
-            max_steps=max_steps,
-            skills=skills,
+        """Run a subagent (RUN-4) on its own branch: fresh context, restricted tools, own
+        compaction and duplicate detection, at most ``max_steps`` model calls then a forced
+        final answer; only its final text returns to the parent. ``skills``: what its
+        system prompt lists (``None``: all)."""
+        assert self.turn.call_message is not None, "subagents start from a tool call"
+        self.subagent_count += 1
+        agent = f"{name}-{self.subagent_count}"
+        config = subagents.subagent_config(self, system_prompt, max_steps, skills)
+        branch_id, tip = subagents.subagent_branch(self, agent)
+        child = Runner(
+            self.store,
+            self.trace_id,
+            self.model,
+            config,
+            tools=tools if tools is not None else self.tools.restricted(),
+            hooks=self.hooks,
+            agent_name=agent,
+            branch_type="subagent",
+            branch_id=branch_id,
+            fork_at=self.turn.call_message.sequence,
+            cancel=self.cancel_event,
+            **self.shared_parts(),
         )
+        await self.hooks.fire("subagent_start", {"agent": agent, "task": task})
+        self.emit("subagent", {"agent": agent, "task": task, "status": "start"})
+        if tip is not None:  # resumed after a kill inside it: continue its own branch
+            child.lane.moved(tip)
+            child.attach()
+        else:
+            await child.start_turn(task)
+        result = await child.run()
+        final = child.final or f"(subagent {agent} stopped: {result.stopped})"
+        await self.hooks.fire("subagent_stop", {"agent": agent, "summary": final})
+        self.emit("subagent", {"agent": agent, "status": "done", "calls": result.llm_calls})
+        calls = f"{result.llm_calls} model calls, {result.tool_calls} tools"
+        return f"[subagent {agent}: {calls}]\n" + final
 
     def run_background(self, name: str, work: Callable[[], Awaitable[str]]) -> asyncio.Task[None]:
         """Background work whose notice reaches a later call (``subagents.run_background``)."""

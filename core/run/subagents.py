@@ -11,69 +11,30 @@ from sqlalchemy import func, select
 
 from core.context.nudges import BackgroundNotice
 from core.run.base import RunnerCore
-from core.run.tools import ToolRegistry
+from core.run.config import RunConfig
 from core.store import schema as t
 
 
-async def spawn_subagent(
-    rt: RunnerCore,
-    task: str,
-    *,
-    name: str = "sub",
-    system_prompt: str,
-    tools: ToolRegistry | None = None,
-    max_steps: int | None = None,
-    skills: tuple[str, ...] | None = None,
-) -> str:
-    """Run a subagent (RUN-4) on its own branch: fresh context, restricted tools, own
-    compaction and duplicate detection, at most ``max_steps`` model calls then a forced
-    final answer; only its final text returns to the parent. ``skills``: what its system
-    prompt lists (``None``: all)."""
-    assert rt.turn.call_message is not None, "subagents start from a tool call"
-    rt.subagent_count += 1
-    agent = f"{name}-{rt.subagent_count}"
-    config = replace(
+def subagent_config(
+    rt: RunnerCore, system_prompt: str, max_steps: int | None, skills: tuple[str, ...] | None
+) -> RunConfig:
+    """The parent's settings with the subagent's prompt, step limit and listed skills."""
+    return replace(
         rt.config,
         system_prompt=system_prompt,
         max_steps=max_steps or rt.config.subagent_max_steps,
         inject_skills=(),
         prompt_skills=skills,  # the call site narrows what its prompt lists
     )
-    from core.run.runner import Runner  # the full machine (runner imports this module)
 
+
+def subagent_branch(rt: RunnerCore, agent: str) -> tuple[str, int | None]:
+    """``(branch id, last message)`` of subagent ``agent`` forked at this call: the one a
+    killed run already started (resumed: continue it, redo nothing), else a new id."""
     recorded = recorded_subagent(rt, agent)
-    child = Runner(
-        rt.store,
-        rt.trace_id,
-        rt.model,
-        config,
-        tools=tools if tools is not None else rt.tools.restricted(),
-        skills=rt.skills,
-        hooks=rt.hooks,
-        events=rt.events,
-        slimmers=rt.slimmers,
-        clock=rt.clock,
-        wall_clock=rt.wall_clock,
-        agent_name=agent,
-        branch_type="subagent",
-        branch_id=recorded[0] if recorded else f"{agent}-{uuid.uuid4().hex[:8]}",
-        fork_at=rt.turn.call_message.sequence,
-        cancel=rt.cancel_event,
-    )
-    await rt.hooks.fire("subagent_start", {"agent": agent, "task": task})
-    rt.emit("subagent", {"agent": agent, "task": task, "status": "start"})
-    if recorded:  # resumed after a kill inside it: continue its own branch, redo nothing
-        child.lane.moved(recorded[1])
-        child.attach()
-    else:
-        await child.start_turn(task)
-    result = await child.run()
-    final = child.final or f"(subagent {agent} stopped: {result.stopped})"
-    await rt.hooks.fire("subagent_stop", {"agent": agent, "summary": final})
-    rt.emit("subagent", {"agent": agent, "status": "done", "calls": result.llm_calls})
-    return (
-        f"[subagent {agent}: {result.llm_calls} model calls, {result.tool_calls} tools]\n" + final
-    )
+    if recorded:
+        return recorded
+    return f"{agent}-{uuid.uuid4().hex[:8]}", None
 
 
 def recorded_subagent(rt: RunnerCore, agent: str) -> tuple[str, int] | None:
