@@ -306,11 +306,13 @@ class Runner(RunnerCore):
         tools: ToolRegistry | None = None,
         max_steps: int | None = None,
         skills: tuple[str, ...] | None = None,
+        background: bool = False,
     ) -> str:
         """Run a subagent (RUN-4) on its own branch: fresh context, restricted tools, own
         compaction and duplicate detection, at most ``max_steps`` model calls then a forced
         final answer; only its final text returns to the parent. ``skills``: what its
-        system prompt lists (``None``: all)."""
+        system prompt lists (``None``: all). ``background``: return at once; the final
+        text arrives as a notice before a later model call (``run_background``)."""
         assert self.turn.call_message is not None, "subagents start from a tool call"
         self.subagent_count += 1
         agent = f"{name}-{self.subagent_count}"
@@ -330,6 +332,13 @@ class Runner(RunnerCore):
             cancel=self.cancel_event,
             **self.shared_parts(),
         )
+        if background:
+            self.run_background(agent, lambda: self._run_subagent(child, task, tip))
+            return f"[subagent {agent} started in the background: its answer follows as a notice]"
+        return await self._run_subagent(child, task, tip)
+
+    async def _run_subagent(self, child: Runner, task: str, tip: int | None) -> str:
+        agent = child.agent_name
         await self.hooks.fire("subagent_start", {"agent": agent, "task": task})
         self.emit("subagent", {"agent": agent, "task": task, "status": "start"})
         if tip is not None:  # resumed after a kill inside it: continue its own branch
