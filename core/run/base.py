@@ -82,7 +82,8 @@ class ModelPort(Protocol):
 
 
 class RunnerCore:
-    """State shared by the phases; ``core/run/runner.py:Runner`` puts them together."""
+    """The runner's deps: what every phase (``core/run/runner.py:PHASES``) runs over besides
+    the turn, and the plumbing they share; ``Runner`` adds the caller's controls."""
 
     phase = TurnField[Phase]("phase")
     pending = TurnField[list[ToolCall]]("pending")
