@@ -130,10 +130,10 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
 
 def _round_cost(store: Any, rounds: int) -> tuple[int, float, float]:
     """(round checkpoints written, seconds inside them, seconds of the whole demo run):
-    timed inside ``Runner._checkpoint``, so the load of a shared machine cancels out."""
+    timed inside ``Runner.checkpoint``, so the load of a shared machine cancels out."""
     from core.run.runner import Runner
 
-    original = Runner._checkpoint
+    original = Runner.checkpoint
     spent = [0, 0.0]
 
     def timed(self: Runner, kind: str) -> None:
@@ -143,9 +143,9 @@ def _round_cost(store: Any, rounds: int) -> tuple[int, float, float]:
             spent[0] += 1
             spent[1] += time.perf_counter() - t0
 
-    Runner._checkpoint = timed  # type: ignore[method-assign]
+    Runner.checkpoint = timed  # type: ignore[method-assign]
     try:
         total = _demo(store, rounds)[1]
     finally:
-        Runner._checkpoint = original  # type: ignore[method-assign]
+        Runner.checkpoint = original  # type: ignore[method-assign]
     return int(spent[0]), float(spent[1]), total

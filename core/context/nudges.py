@@ -256,18 +256,6 @@ class DuplicateDetector(_State):
             "arguments, or move on."
         )
 
-    def error_result(self, call: ToolCall, text: str, agent_name: str = "main") -> NewMessage:
-        """The tool result that replaces the blocked call's output (kind ``nudge``)."""
-        return NewMessage(
-            "tool",
-            text,
-            tool_call_id=call.id,
-            name=call.name,
-            kind="nudge",
-            agent_name=agent_name,
-            metadata={"nudge": "duplicate_tool_call"},
-        )
-
 
 # -- all monitors of one agent -----------------------------------------------------------
 @dataclass(frozen=True, slots=True)

@@ -74,8 +74,8 @@ class DelegatingRunner(Runner):
             user = self.protocol_text(user, first)
         return await super().start_turn(user, messages)
 
-    def _sources(self) -> ContextSources:
-        sources = super()._sources()
+    def periodic_sources(self) -> ContextSources:
+        sources = super().periodic_sources()
         sources.hooks.register(SECTION, self._section)
         return sources
 

@@ -53,7 +53,6 @@ from core.delegation.validator import (
     unread_refs,
 )
 from core.errors import CtxlensError
-from core.run.subagents import shared_with_child
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
 
 AGENT = "agent"
@@ -125,7 +124,7 @@ async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
     call = _check(parent, name, raw)
     version = _record(parent, call)
     child = _child_runner(parent, call.child_id, name)
-    parent._emit(
+    parent.emit(
         "subagent",
         {
             "agent": call.path,
@@ -238,7 +237,7 @@ def _child_runner(parent: Any, child_id: str, name: str) -> Any:
         config,
         tools=frozen,
         delegation=settings,
-        **shared_with_child(parent),
+        **parent.shared_parts(),
     )
 
 
@@ -301,7 +300,7 @@ def _reviewed(
         record_validation(w, child_id, {**payload, "call": model_call})
         if snap is not None:
             add_snapshot(w, snap)
-    parent._emit(
+    parent.emit(
         "subagent", {"agent": path, "trace": child_id, "status": "done", "verdict": verdict}
     )
     ref = f"ref {snap.ref_id} version {snap.version}" if snap else f"no ref: {warning}"

@@ -22,8 +22,9 @@ VERIFIER_PROMPT = (
 )
 
 
-def _params(**props: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(props)}
+def _params(optional: tuple[str, ...] = (), **props: Any) -> dict[str, Any]:
+    required = [name for name in props if name not in optional]
+    return {"type": "object", "properties": props, "required": required}
 
 
 def demo_tools(world: World) -> ToolRegistry:
@@ -73,7 +74,11 @@ def demo_tools(world: World) -> ToolRegistry:
             [t for t in registry.tools.values() if t.name in ("evidence_window", "read_file")]
         )
         text = await ctx.runtime.spawn_subagent(
-            task, name="verifier", system_prompt=VERIFIER_PROMPT, tools=sub
+            task,
+            name="verifier",
+            system_prompt=VERIFIER_PROMPT,
+            tools=sub,
+            background=args.get("background") is True,
         )
         return ToolResult(text)
 
@@ -114,7 +119,11 @@ def demo_tools(world: World) -> ToolRegistry:
             Tool(
                 "verify_evidence",
                 "Delegate evidence verification to a subagent.",
-                _params(entities={"type": "array", "items": {"type": "string"}}),
+                _params(
+                    entities={"type": "array", "items": {"type": "string"}},
+                    background={"type": "boolean"},
+                    optional=("background",),
+                ),
                 verify_evidence,
                 read_only=False,
             ),

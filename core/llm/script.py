@@ -78,12 +78,6 @@ class Step:
         return Step(label, (ScriptCall.of(name, arguments),), text)
 
     @staticmethod
-    def parallel(
-        label: str, calls: Sequence[tuple[str, Mapping[str, Any]]], text: str = ""
-    ) -> Step:
-        return Step(label, tuple(ScriptCall.of(n, a) for n, a in calls), text)
-
-    @staticmethod
     def goal(label: str, text: str = "", **arguments: Any) -> Step:
         """A ``goal`` tool operation (``add``, ``under``, ``focus``, ``done``, …)."""
         return Step.tool(label, "goal", text, **arguments)

@@ -41,7 +41,7 @@ from core.run.config import RunConfig
 from core.run.context_cache import ContextCache
 from core.run.events import EventBus, EventType, RunEvent
 from core.run.hooks import Hooks
-from core.run.lane import SideBranch, lane_for
+from core.run.lane import lane_for
 from core.run.memory import MemoryStore
 from core.run.state import Phase
 from core.run.tools import ToolRegistry
@@ -62,6 +62,9 @@ INTRINSIC = (
     "read_ref",
 )
 
+SHARED_PARTS = ("skills", "events", "slimmers", "clock", "wall_clock")
+"""Constructor arguments a child runner takes from its parent (``shared_parts``)."""
+
 
 class ModelPort(Protocol):
     """What the runner needs of a model: one attempt per call (``ChatClient`` fits)."""
@@ -80,7 +83,8 @@ class ModelPort(Protocol):
 
 
 class RunnerCore:
-    """State shared by the phases; ``core/run/runner.py:Runner`` puts them together."""
+    """The runner's deps: what every phase (``core/run/runner.py:PHASES``) runs over besides
+    the turn, and the plumbing they share; ``Runner`` adds the caller's controls."""
 
     phase = TurnField[Phase]("phase")
     pending = TurnField[list[ToolCall]]("pending")
@@ -89,24 +93,6 @@ class RunnerCore:
     turn_steps = TurnField[int]("steps")
     final = TurnField["str | None"]("final")
     errors = TurnField[list[str]]("errors")
-
-    @property
-    def branch_type(self) -> str | None:
-        return self.lane.branch_type
-
-    @property
-    def branch_id(self) -> str | None:
-        return self.lane.branch_id
-
-    @property
-    def tip(self) -> int | None:
-        """A side branch's last message (``None`` on the main path)."""
-        return self.lane.tip if isinstance(self.lane, SideBranch) else None
-
-    @tip.setter
-    def tip(self, sequence: int | None) -> None:
-        if isinstance(self.lane, SideBranch):
-            self.lane.tip = sequence
 
     def __init__(
         self,
@@ -129,6 +115,7 @@ class RunnerCore:
         fork_at: int | None = None,
         memory: MemoryStore | None = None,
         context: ContextSources | None = None,
+        cancel: asyncio.Event | None = None,
     ) -> None:
         self.store = store
         self.context_sources = context
@@ -155,7 +142,7 @@ class RunnerCore:
         )
         self.compactor = Compactor(
             self.config.compaction_config(),
-            summarizer if agent_name == "main" else None,
+            summarizer if self.lane.main_duties else None,  # a subagent does not summarize
             files=FileStateCache(),
         )
         self.monitors = self.config.monitors()
@@ -163,25 +150,33 @@ class RunnerCore:
         self.turn = TurnState()
         """Where the step machine stands in the current turn (``core/run/turn.py``)."""
         self.iteration = 0
-        self._max_output: int | None = self.config.max_output_tokens
-        self._reported: tuple[int, int] | None = None
+        self.max_output: int | None = self.config.max_output_tokens
+        """The ``max_tokens`` every request carries (raised by the ladder's EscalateTokens)."""
+        self.reported: tuple[int, int] | None = None
         """(prompt tokens the provider reported for the last call, our estimate of that
         request): TOK-2's anchor for ``budget_tokens``."""
         self.session_id: str | None = None
         self.turn_index: int | None = None
         self.generation = 0
-        self._pause = False
-        self._cancel = asyncio.Event()
-        self._subagents = 0
-        self._background: set[asyncio.Task[None]] = set()
+        self.pause_requested = False
+        """Set by ``pause()``: ``run`` stops before its next step."""
+        self.cancel_event = cancel or asyncio.Event()
+        """Set by ``cancel()``; a subagent shares its parent's."""
+        self.subagent_count = 0
+        self.background: set[asyncio.Task[None]] = set()
+        """Background work still running (``core/run/subagents.py:run_background``)."""
         self.cache = ContextCache(trace_id, agent_name)
         with store.read() as r:
             meta = r.trace(trace_id).metadata or {}
             self.ref_scope: str = str(meta.get("ref_scope") or trace_id)
             """What ref ids derive from (a replay keeps its source's, ``core/replay``)."""
-            self.goals: GoalTree = goal_tree_at(r, trace_id, self._head(r))
+            self.goals: GoalTree = goal_tree_at(r, trace_id, self.head(r))
             self.generation = r.latest_generation(trace_id)
-            self.iteration = self._count_iterations(r)
+            self.iteration = self.count_iterations(r)
+
+    def shared_parts(self) -> dict[str, Any]:
+        """What a child runner (a subagent, a delegated trace) takes over from this one."""
+        return {name: getattr(self, name) for name in SHARED_PARTS}
 
     def push_notice(self, notice: BackgroundNotice) -> None:
         """A background task finished; its notice is injected before the next model call."""
@@ -199,11 +194,11 @@ class RunnerCore:
             "last_step": list(self.turn.last_step) if self.turn.last_step is not None else None,
             "final_only": self.turn.final_only,
             "manual_compact": self.turn.manual_compact,
-            "subagents": self._subagents,
-            "reported": list(self._reported) if self._reported else None,
+            "subagents": self.subagent_count,
+            "reported": list(self.reported) if self.reported else None,
         }
 
-    def _prepare_point(self) -> dict[str, Any]:
+    def prepare_point(self) -> dict[str, Any]:
         """Where the next call's PREPARE started (head, newest compaction) and the runtime
         state then — recorded with the call, so a replay can start exactly there."""
         head, compaction = self.cache.stamp or (None, None)
@@ -215,17 +210,18 @@ class RunnerCore:
         nudges): the provider's last reported prompt tokens plus the estimate of what was
         added (or removed) since; the estimate alone before any report (TOK-2)."""
         now = self.cache.total
-        if self._reported is None:
+        if self.reported is None:
             return now
-        reported, then = self._reported
+        reported, then = self.reported
         return max(0, estimate_prompt_tokens(reported, [now - then], now))
 
-    def _note_usage(self, usage: Mapping[str, Any] | None, estimated: int) -> None:
+    def note_usage(self, usage: Mapping[str, Any] | None, estimated: int) -> None:
+        """Anchor ``budget_tokens`` at the prompt tokens the provider reported (TOK-2)."""
         prompt = (usage or {}).get("prompt_tokens")
         if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt > 0:
-            self._reported = (prompt, estimated)
+            self.reported = (prompt, estimated)
 
-    def _make_room_for_images(self, w: Writer, ref_id: str) -> None:
+    def make_room_for_images(self, w: Writer, ref_id: str) -> None:
         """REF-3: before an image grant that would pass the image limit, the oldest images
         in the context become their reference text (``GrantLedger.replace_images``)."""
         if not self.lane.main_duties:
@@ -233,14 +229,14 @@ class RunnerCore:
         ref = next((r for r in w.read.refs(self.trace_id) if r.id == ref_id), None)
         if ref is None or not ref.image_blocks:
             return
-        view = self._view_in(w)
+        view = self.view_in(w)
         keep = self.ledger.budget.max_image_blocks - ref.image_blocks
         if image_blocks_in(view) <= keep:
             return
         event = self.ledger.replace_images(w, self.trace_id, view, keep=max(0, keep))
         if event is not None:
             self.cache.invalidate()
-            self._emit(
+            self.emit(
                 "compaction",
                 {"level": "images", "replaced": len((event.details or {}).get("replaced", []))},
                 event.at_sequence,
@@ -253,29 +249,20 @@ class RunnerCore:
         with self.store.read() as r:
             return self.cache.view(r, self.lane.view_head())
 
-    def _head(self, reader: Any) -> int | None:
+    def head(self, reader: Any) -> int | None:
+        """This agent's last message as stored (the trace's head, or its branch's tip)."""
         return self.lane.head(reader, self.trace_id)
 
-    def _append(self, w: Writer, msgs: list[NewMessage]) -> list[Message]:
-        fixed = [
-            _with(
-                m,
-                agent_name=self.agent_name,
-                branch_type=self.lane.branch_type,
-                branch_id=self.lane.branch_id,
-            )
-            for m in msgs
-        ]
+    def append(self, w: Writer, msgs: list[NewMessage]) -> list[Message]:
+        """Append as this agent, on its lane; the context cache follows."""
+        fixed = [self.lane.tag(m, self.agent_name) for m in msgs]
         out = w.append(self.trace_id, fixed, parent=self.lane.parent())
-        self._moved(out[-1].sequence)
+        self.lane.moved(out[-1].sequence)
         self.cache.appended(out)
         return out
 
-    def _moved(self, sequence: int) -> None:
-        self.lane.moved(sequence)
-
-    def _count_iterations(self, reader: Any) -> int:
-        head = self._head(reader)
+    def count_iterations(self, reader: Any) -> int:
+        head = self.head(reader)
         if head is None:
             return 0
         return sum(
@@ -284,7 +271,7 @@ class RunnerCore:
             if m.role == "assistant" and m.kind == "message" and m.agent_name == self.agent_name
         )
 
-    def _emit(
+    def emit(
         self,
         type: EventType,
         data: dict[str, Any] | None = None,
@@ -339,7 +326,8 @@ class RunnerCore:
             memories=memories,
         )
 
-    def _sources(self) -> ContextSources:
+    def periodic_sources(self) -> ContextSources:
+        """What ``get_current_context`` and the periodic injection read (INJ-2)."""
         given = self.context_sources
         return ContextSources(
             clock=self.wall_clock,
@@ -357,17 +345,18 @@ class RunnerCore:
         goal = self.goals.get(focus)
         return f"{focus} {goal.title}" if goal is not None else focus
 
-    def _tip_or_head(self, w: Writer) -> int | None:
+    def head_in(self, w: Writer) -> int | None:
         return self.lane.head_in(w, self.trace_id)
 
-    def _view_in(self, w: Writer) -> View:
+    def view_in(self, w: Writer) -> View:
         """This agent's view as of the open transaction (its writes flushed first)."""
         w.flush()
-        return agent_view(w.read, self.trace_id, self._tip_or_head(w), self.agent_name)
+        return agent_view(w.read, self.trace_id, self.head_in(w), self.agent_name)
 
     # -- checkpoints ------------------------------------------------------------------------
-    def _checkpoint(self, kind: str) -> None:
-        if not self.config.checkpoints or self.agent_name != "main":
+    def checkpoint(self, kind: str) -> None:
+        """A context package (``start``, ``compaction``, ``turn``) or a round package."""
+        if not self.config.checkpoints or not self.lane.main_duties:
             return
         from core.run.checkpoint import context_package, round_package
 
@@ -386,18 +375,6 @@ class RunnerCore:
                 package["contextBudget"]["usedTokens"],
             )
         self.generation = cp.generation
-
-
-def _with(nm: NewMessage, **changes: Any) -> NewMessage:
-    from dataclasses import replace
-
-    return replace(nm, **changes)
-
-
-def _replace_config(config: RunConfig, **changes: Any) -> RunConfig:
-    from dataclasses import replace
-
-    return replace(config, **changes)
 
 
 def _schema(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:

@@ -5,11 +5,11 @@ path has — instead of a ``branch_type`` test at each place."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.context.compaction import CompactionOutcome, record_outcome
-from core.records import CompactionEvent
+from core.records import CompactionEvent, NewMessage
 from core.store import HEAD
 from core.store.reader import Reader
 from core.store.writer import Writer
@@ -25,6 +25,16 @@ class MainPath:
     """Periodic context (INJ-2), continuations (INJ-5), reflection after the task, old
     images to reference text (REF-3), the task list restored into a new turn, the PREPARE
     point recorded with each call, rewinds: things only the main path does."""
+
+    def labels(self) -> dict[str, str | None]:
+        """The branch fields every message (and call) of this lane carries."""
+        return {"branch_type": self.branch_type, "branch_id": self.branch_id}
+
+    def tag(self, nm: NewMessage, agent_name: str) -> NewMessage:
+        """``nm`` as ``agent_name``'s message on this lane."""
+        return replace(
+            nm, agent_name=agent_name, branch_type=self.branch_type, branch_id=self.branch_id
+        )
 
     def head(self, reader: Reader, trace_id: str) -> int | None:
         """The agent's last message as stored."""

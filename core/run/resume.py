@@ -57,10 +57,6 @@ def resume_point_of(reader: Any, trace_id: str) -> ResumePoint:
     return resume_point(main_path_tail(reader, trace_id, head))
 
 
-def resume_phase(reader: Any, trace_id: str) -> Phase:
-    return resume_point_of(reader, trace_id).phase
-
-
 @dataclass(frozen=True)
 class TurnFacts:
     """What the turn a head lies in says of itself: the runner's turn counters there."""

@@ -17,7 +17,8 @@ Every write is its own short transaction; nothing holds the store across an ``aw
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from core.context.compaction import (
@@ -30,26 +31,40 @@ from core.goals import goal_tree_at
 from core.llm import (
     CallCancelled,
 )
-from core.records import Message, NewMessage, ToolCall
+from core.records import CompactionEvent, Message, NewMessage, ToolCall
 from core.refs import (
     GrantLedger,
 )
-from core.run.base import INTRINSIC, ModelPort
-from core.run.bookkeeping import BookkeepingSteps
-from core.run.model_step import ModelSteps
-from core.run.prepare import PrepareSteps
+from core.run import subagents
+from core.run.base import INTRINSIC, ModelPort, RunnerCore
+from core.run.bookkeeping import bookkeeping
+from core.run.compacting import maybe_compact
+from core.run.model_step import request_model
+from core.run.prepare import prepare
 from core.run.resume import main_path_tail, resume_point, turn_facts
 from core.run.state import Phase, RunResult, StepResult
-from core.run.subagents import SubagentSupport
-from core.run.tool_step import ToolSteps
+from core.run.tool_step import call_tool
+from core.run.tools import ToolRegistry
 from core.run.turn import TurnState
 from core.store.writer import Writer
 
-__all__ = ["INTRINSIC", "ModelPort", "Runner"]
+__all__ = ["INTRINSIC", "PHASES", "ModelPort", "Runner"]
+
+PhaseStep = Callable[[RunnerCore, TurnState], Awaitable[StepResult]]
+"""One phase: a function over the runner's parts and the turn, returning what it did and
+the phase after it (pydantic-ai's graph nodes: ``run(ctx) -> next node``)."""
+
+PHASES: dict[Phase, PhaseStep] = {
+    Phase.PREPARE: prepare,
+    Phase.MODEL: request_model,
+    Phase.TOOLS: call_tool,
+    Phase.BOOKKEEPING: bookkeeping,
+}
 
 
-class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupport):
-    """One agent's step machine over one trace (the main agent, or a subagent branch)."""
+class Runner(RunnerCore):
+    """One agent's step machine over one trace (the main agent, or a subagent branch):
+    the caller's controls and the loop; the phases are ``PHASES``."""
 
     # -- public control -------------------------------------------------------------------
     async def start_turn(
@@ -61,7 +76,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         if self.turn.phase not in (Phase.IDLE, Phase.DONE):
             raise ConflictError(f"a turn is already open (phase {self.turn.phase})")
         with self.store.write() as w:
-            opened = self.session_id is None and self.agent_name == "main"
+            opened = self.session_id is None and self.lane.main_duties
             resumed = False
             if opened:
                 resumed = bool(w.read.sessions(self.trace_id))
@@ -84,12 +99,11 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
                 self._system_prompt,
                 agent_name=self.agent_name,
                 parent=self.lane.fork_parent(),
-                branch_type=self.branch_type,
-                branch_id=self.branch_id,
+                **self.lane.labels(),
                 restore_tasks=self.lane.main_duties,  # a subagent starts fresh (seed B)
             )
             last = init.task_state or init.user
-            self._moved(last.sequence)
+            self.lane.moved(last.sequence)
             if self.session_id is not None:
                 self.turn_index = w.start_turn(self.session_id, init.user.sequence)
         self.turn = TurnState.opened(self.turn)
@@ -97,9 +111,9 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
             await self.hooks.fire(
                 "session_start", {"session_id": self.session_id, "resumed": resumed}
             )
-        self._emit("session", {"user": init.user.content, "turn": self.turn_index})
+        self.emit("session", {"user": init.user.content, "turn": self.turn_index})
         if self.generation == 0:
-            self._checkpoint("start")  # a run killed before its first round still resumes
+            self.checkpoint("start")  # a run killed before its first round still resumes
         await self.hooks.fire("prompt_submit", {"content": init.user.content})
         return init.user
 
@@ -117,24 +131,24 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         pending tools, a final answer means the turn is done, anything else prepares the
         next model call."""
         with self.store.read() as r:
-            head = self._head(r)
+            head = self.head(r)
             if head is None:
                 self.turn.phase = Phase.IDLE
                 return self.turn.phase
             point = resume_point(main_path_tail(r, self.trace_id, head))
             self.goals = goal_tree_at(r, self.trace_id, head)
-            self.iteration = self._count_iterations(r)
+            self.iteration = self.count_iterations(r)
         self.turn = self.turn.attached(point)
-        self._emit("state", {"attached": head, "phase": str(self.turn.phase)})
+        self.emit("state", {"attached": head, "phase": str(self.turn.phase)})
         return self.turn.phase
 
     def pause(self) -> None:
         """Stop ``run`` before its next step (the current step finishes)."""
-        self._pause = True
+        self.pause_requested = True
 
     def cancel(self) -> None:
         """Stop at once: an in-flight model call or backoff wait is abandoned."""
-        self._cancel.set()
+        self.cancel_event.set()
 
     def rewind(self, to_sequence: int) -> None:
         """Move the head back (STORE-4); the next step continues from there on a new branch,
@@ -151,17 +165,17 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.monitors = self.config.monitors()
         self.ledger = GrantLedger(self.config.grant_budget())
         self.turn_index = facts.turn_index if facts.turn_index is not None else self.turn_index
-        self._reported = facts.reported
-        self._max_output = self.config.max_output_tokens
+        self.reported = facts.reported
+        self.max_output = self.config.max_output_tokens
         self.turn = TurnState(steps=facts.steps)
         self.cache.invalidate()
         self.attach()
-        self._emit("state", {"rewind": to_sequence, "phase": str(self.turn.phase)})
+        self.emit("state", {"rewind": to_sequence, "phase": str(self.turn.phase)})
 
     def add_constraint(self, text: str) -> Message:
         """A user constraint mid-run (kept by every compaction's summary contract)."""
         msg = self.add_user_message(f"Constraint: {text}", {"constraints": [text]})
-        self._emit("injection", {"kind": "constraint", "text": text}, msg.sequence)
+        self.emit("injection", {"kind": "constraint", "text": text}, msg.sequence)
         return msg
 
     def add_user_message(self, content: str, metadata: Mapping[str, Any] | None = None) -> Message:
@@ -175,7 +189,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
             agent_name=self.agent_name,
         )
         with self.store.write() as w:
-            (msg,) = self._append(w, [nm])
+            (msg,) = self.append(w, [nm])
         return msg
 
     # -- restoring a run (resume, replay) ---------------------------------------------------
@@ -196,11 +210,11 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         self.turn.last_step = (int(last[0]), [str(n) for n in last[1]]) if last else None
         self.turn.final_only = bool(state.get("final_only"))
         self.turn.manual_compact = bool(state.get("manual_compact"))
-        self._subagents = int(state.get("subagents") or 0)
+        self.subagent_count = int(state.get("subagents") or 0)
         reported = state.get("reported")
-        self._reported = (int(reported[0]), int(reported[1])) if reported else None
+        self.reported = (int(reported[0]), int(reported[1])) if reported else None
         with self.store.read() as r:
-            head = self._head(r)
+            head = self.head(r)
             msgs = r.iter_main_path(self.trace_id, head=head) if head is not None else iter(())
             self.compactor.files = FileStateCache.from_messages(msgs, self.compactor.config.files)
         self.cache.invalidate()
@@ -231,13 +245,13 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         (after at least one step) the machine stands at a phase in ``pause_at`` — e.g.
         ``{Phase.MODEL}`` pauses before the next model call, ``{Phase.TOOLS}`` before the
         next tool."""
-        self._pause = False
+        self.pause_requested = False
         result = RunResult()
         while self.turn.phase not in (Phase.DONE, Phase.IDLE):
-            if self._pause or (result.steps and self.turn.phase in pause_at):
+            if self.pause_requested or (result.steps and self.turn.phase in pause_at):
                 result.stopped = "paused"
                 return result
-            if self._cancel.is_set():
+            if self.cancel_event.is_set():
                 result.stopped = "cancelled"
                 return result
             if max_steps is not None and result.steps >= max_steps:
@@ -256,7 +270,7 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         result.final = self.turn.final
         result.errors = list(self.turn.errors)
         result.stopped = "error" if self.turn.errors else "done"
-        if self.turn.phase is Phase.DONE and self.agent_name == "main":
+        if self.turn.phase is Phase.DONE and self.lane.main_duties:
             await self.hooks.fire(
                 "session_stop",
                 {
@@ -268,14 +282,77 @@ class Runner(PrepareSteps, ModelSteps, ToolSteps, BookkeepingSteps, SubagentSupp
         return result
 
     async def step(self) -> StepResult:
-        """Run exactly one phase and return what it did."""
-        phase = self.turn.phase
-        if phase is Phase.PREPARE:
-            return await self._prepare()
-        if phase is Phase.MODEL:
-            return await self._model_step()
-        if phase is Phase.TOOLS:
-            return await self._tool_step()
-        if phase is Phase.BOOKKEEPING:
-            return await self._bookkeeping()
-        raise ConflictError(f"nothing to step: the machine is {phase}; start a turn first")
+        """Run exactly one phase and return what it did; the turn moves to its ``next``."""
+        step = PHASES.get(self.turn.phase)
+        if step is None:
+            raise ConflictError(
+                f"nothing to step: the machine is {self.turn.phase}; start a turn first"
+            )
+        result = await step(self, self.turn)
+        self.turn.phase = result.next
+        return result
+
+    # -- what tools and callers ask of a running agent ------------------------------------
+    async def compact_now(self, level: str = "auto") -> CompactionEvent | None:
+        """Manual compaction from the UI or CLI: bypasses and resets the breaker."""
+        return await maybe_compact(self, manual=True, level=level)
+
+    async def spawn_subagent(
+        self,
+        task: str,
+        *,
+        name: str = "sub",
+        system_prompt: str,
+        tools: ToolRegistry | None = None,
+        max_steps: int | None = None,
+        skills: tuple[str, ...] | None = None,
+        background: bool = False,
+    ) -> str:
+        """Run a subagent (RUN-4) on its own branch: fresh context, restricted tools, own
+        compaction and duplicate detection, at most ``max_steps`` model calls then a forced
+        final answer; only its final text returns to the parent. ``skills``: what its
+        system prompt lists (``None``: all). ``background``: return at once; the final
+        text arrives as a notice before a later model call (``run_background``)."""
+        assert self.turn.call_message is not None, "subagents start from a tool call"
+        self.subagent_count += 1
+        agent = f"{name}-{self.subagent_count}"
+        config = subagents.subagent_config(self, system_prompt, max_steps, skills)
+        branch_id, tip = subagents.subagent_branch(self, agent)
+        child = Runner(
+            self.store,
+            self.trace_id,
+            self.model,
+            config,
+            tools=tools if tools is not None else self.tools.restricted(),
+            hooks=self.hooks,
+            agent_name=agent,
+            branch_type="subagent",
+            branch_id=branch_id,
+            fork_at=self.turn.call_message.sequence,
+            cancel=self.cancel_event,
+            **self.shared_parts(),
+        )
+        if background:
+            self.run_background(agent, lambda: self._run_subagent(child, task, tip))
+            return f"[subagent {agent} started in the background: its answer follows as a notice]"
+        return await self._run_subagent(child, task, tip)
+
+    async def _run_subagent(self, child: Runner, task: str, tip: int | None) -> str:
+        agent = child.agent_name
+        await self.hooks.fire("subagent_start", {"agent": agent, "task": task})
+        self.emit("subagent", {"agent": agent, "task": task, "status": "start"})
+        if tip is not None:  # resumed after a kill inside it: continue its own branch
+            child.lane.moved(tip)
+            child.attach()
+        else:
+            await child.start_turn(task)
+        result = await child.run()
+        final = child.final or f"(subagent {agent} stopped: {result.stopped})"
+        await self.hooks.fire("subagent_stop", {"agent": agent, "summary": final})
+        self.emit("subagent", {"agent": agent, "status": "done", "calls": result.llm_calls})
+        calls = f"{result.llm_calls} model calls, {result.tool_calls} tools"
+        return f"[subagent {agent}: {calls}]\n" + final
+
+    def run_background(self, name: str, work: Callable[[], Awaitable[str]]) -> asyncio.Task[None]:
+        """Background work whose notice reaches a later call (``subagents.run_background``)."""
+        return subagents.run_background(self, name, work)

@@ -17,7 +17,7 @@ from core.context.nudges import (
     TodoNag,
     TokenBudget,
 )
-from core.records import ToolCall
+from core.records import NewMessage, ToolCall
 from core.store import Store
 
 
@@ -113,6 +113,19 @@ def test_notices_drain_once_in_order_from_other_threads() -> None:
     assert (msg.role, msg.kind, msg.metadata) == ("user", "notice", {"nudge": "background_task"})
 
 
+def _blocked_result(call: ToolCall, text: str) -> NewMessage:
+    """A tool result replacing a blocked call's output (the runner writes its own:
+    ``core/run/tool_step.py:call_tool``; this is the message shape a test asserts)."""
+    return NewMessage(
+        "tool",
+        text,
+        tool_call_id=call.id,
+        name=call.name,
+        kind="nudge",
+        metadata={"nudge": "duplicate_tool_call"},
+    )
+
+
 def test_duplicate_detection_blocks_the_third_identical_call() -> None:
     d = DuplicateDetector()
     same_a = ToolCall("1", "query", '{"days": 30, "top": 10}')
@@ -121,7 +134,7 @@ def test_duplicate_detection_blocks_the_third_identical_call() -> None:
     results = [d.check(c) for c in (same_a, same_b, same_a, same_a, other, same_a)]
     assert [r is not None for r in results] == [False, False, True, True, False, False]
     assert results[2] is not None and "3 times in a row" in results[2]
-    err = d.error_result(same_a, results[2])
+    err = _blocked_result(same_a, results[2])
     assert (err.role, err.tool_call_id, err.kind) == ("tool", "1", "nudge")
     assert d.detections == 2
 

@@ -26,7 +26,14 @@ from core.llm import (
     read_progress,
     summarize_messages,
 )
+from core.llm.script import ScriptCall
 from core.tokens import count_text
+
+
+def _parallel(label: str, calls: list[tuple[str, dict[str, Any]]], text: str = "") -> Step:
+    """A step of several tool calls in one reply (the scripted model answers them at once)."""
+    return Step(label, tuple(ScriptCall.of(n, a) for n, a in calls), text)
+
 
 TOOL_NAMES = ("goal", "query_events", "fetch_window", "rank")
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in TOOL_NAMES]
@@ -34,7 +41,7 @@ SCRIPT = Script(
     (
         Step.goal("P", text="Planning.", add=["Aggregate 30 days", "Rank entities"], focus="1"),
         Step.tool("S1", "query_events", text="Querying.", range="30d"),
-        Step.parallel("S2", [("fetch_window", {"id": "win-1"}), ("fetch_window", {"id": "win-2"})]),
+        _parallel("S2", [("fetch_window", {"id": "win-1"}), ("fetch_window", {"id": "win-2"})]),
         Step.goal_done("D1", "1", "Aggregates queried", covers=["S1", "S2"]),
         Step.tool("S3", "rank", top=10),
         Step.final("F", "Top 10 risk entities: entity-1 (win-1), entity-2 (win-2)."),

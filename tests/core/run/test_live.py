@@ -25,7 +25,7 @@ from core.run.live import (
     stored_step,
 )
 from core.run.rerunners import DEMO_TOOLS
-from core.run.resume import resume_phase
+from core.run.resume import resume_point_of
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.store import Store
@@ -89,7 +89,7 @@ def test_stepping_a_demo_tracks_the_resume_phase_and_adds_the_constraint(tmp_pat
                 while runner.phase is not Phase.DONE:
                     await runner.step()
                     with store.read() as r:
-                        seen.append((runner.phase, resume_phase(r, tid)))
+                        seen.append((runner.phase, resume_point_of(r, tid).phase))
                         if runner.phase is Phase.TOOLS:  # the store tells the same next step
                             assert stored_step(r, tid) == (Phase.TOOLS, next_step_text(runner))
             return seen

@@ -67,3 +67,47 @@ def test_memory_trajectory_and_background_notice(
     exported = json.loads((tmp_path / "trajectories" / f"{r.trace_id}.json").read_text())
     assert exported["trace"]["id"] == r.trace_id
     assert len(exported["messages"]) == len(path)
+
+
+def test_a_background_subagent_answers_in_a_notice_before_a_later_call(
+    store: Store, serve: Callable[..., ModelServer]
+) -> None:
+    """The demo's ``verify_evidence(background=true)``: the tool returns at once, the
+    verifier runs on its own branch, and its answer reaches the main agent as a notice."""
+    from core.demo.tools import VERIFIER_PROMPT, demo_tools
+    from core.demo.world import World
+    from core.run.state import Phase
+
+    world = World()
+    top = world.top_entities[0][0]
+    main = Script(
+        (
+            Step.tool("V", "verify_evidence", entities=[top], background=True),
+            Step.final("F", "verified in the background"),
+        )
+    )
+    sub = Script((Step.final("VF", "windows support the finding"),), name="v", match="verifier")
+    server = serve(ScriptedModel(main, sub))
+
+    async def go() -> Runner:
+        async with ChatClient(server.settings()) as client:
+            r = Runner(store, store.create_trace("bg").id, client, tools=demo_tools(world))
+            await r.start_turn("verify")
+            await r.run(pause_at={Phase.BOOKKEEPING})  # the tool returned at once
+            await asyncio.gather(*r.background)
+            await r.run()
+            return r
+
+    r = asyncio.run(go())
+    with store.read() as rd:
+        path = list(rd.iter_main_path(r.trace_id))
+        branch = [m for m in rd.all_messages(r.trace_id) if m.branch_type == "subagent"]
+    result = next(m for m in path if m.name == "verify_evidence")
+    assert "started in the background" in result.content
+    notices = [m for m in path if m.kind == "notice"]
+    assert len(notices) == 1 and "windows support the finding" in notices[0].content
+    assert notices[0].sequence > result.sequence
+    assert {m.agent_name for m in branch} == {"verifier-1"}
+    assert branch[0].role == "system" and VERIFIER_PROMPT in branch[0].content
+    assert branch[-1].content == "windows support the finding"
+    assert r.final == "verified in the background"
