@@ -284,14 +284,6 @@ def _same(a: Message, b: Message) -> bool:
     )
 
 
-def clear_memos() -> None:
-    """Forget memoized facts (benchmarks measuring a cold start)."""
-    _MEMO.clear()
-    _refs.cache_clear()
-    _chunk_refs.cache_clear()
-    call_key.cache_clear()
-
-
 def render(facts: Facts, max_refs: int = 200, done: bool = True) -> list[str]:
     """Fact lines for a placeholder (read back by ``extract``); the most recent
     ``max_refs`` refs are kept. Callers join them with newlines; lines of one kind come
