@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 
 from core.context.compaction.items import calls_text, visible_text
 from core.context.view import kind_of, role_of
@@ -102,8 +103,10 @@ def _refs(text: str) -> tuple[str, ...]:
 def _candidates(text: str) -> list[str]:
     """``_CANDIDATE.findall(text)``: chunks of at least three characters holding one of
     ``/ : _ -`` (``str.split`` and ``\\s`` agree on what whitespace is); the search runs
-    per chunk in C instead of the pattern trying every position of the text."""
-    return [c for c in filter(_REF_CHAR.search, text.split()) if len(c) > 2]
+    per chunk in C instead of the pattern trying every position of the text, and only on
+    chunks that are not plain words or numbers (``str.isalnum``: cheaper than a search)."""
+    chunks = filterfalse(str.isalnum, text.split())
+    return [c for c in filter(_REF_CHAR.search, chunks) if len(c) > 2]
 
 
 @lru_cache(maxsize=1 << 16)
