@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import figure
-from bench.histories import PLANTED, generate, planted_history
+from bench.histories import PLANTED, generate, planted_history, safe_cut
 from core.context.compaction import (
     LEVELS,
     CompactionConfig,
@@ -51,7 +51,6 @@ from core.context.compaction import (
     compact_goals,
     inject_identity,
     micro,
-    safe_cut,
     snip,
     summarize,
     units,
@@ -79,7 +78,9 @@ def _big_history(target: int) -> tuple[View, Any]:
     return with_items(view, view.items[:end]), Records.from_messages(msgs)
 
 
-def _clear_memos() -> None:
+def clear_memos() -> None:
+    """Forget every memo of the compaction layers (what a fresh process starts with):
+    facts per message, text and chunk, call keys, argument strings, placeholders."""
     import importlib
 
     from core.context.compaction import facts, items
@@ -87,7 +88,10 @@ def _clear_memos() -> None:
     micro_module = importlib.import_module("core.context.compaction.micro")
     goal_module = importlib.import_module("core.context.compaction.goal")
     goal_module._finish_argument.cache_clear()
-    facts.clear_memos()
+    facts._MEMO.clear()
+    facts._refs.cache_clear()
+    facts._chunk_refs.cache_clear()
+    facts.call_key.cache_clear()
     items._arg_strings.cache_clear()
     micro_module._placeholder.cache_clear()
     micro_module._shown_as.cache_clear()
@@ -162,7 +166,7 @@ def _time_layers(target: int, steps: int) -> _Timing:
     cold: dict[str, float] = {}
     render: list[float] = []
     for name, layer in _layers(records, loop).items():
-        _clear_memos()
+        clear_memos()
         cold[name] = _ms(layer, view, ContextState())
         state = ContextState()
         layer(grown[0], state)

@@ -10,11 +10,13 @@ a store (``store_into``). ``generate(draw)`` picks the steps with any integer so
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.context.compaction.summary_state import Records
+from core.context.compaction.units import Unit
 from core.context.view import View
 from core.goals import GoalTree, apply_goal_call
 from core.records import ContextItem, GoalEvent, Message, NewMessage, ToolCall
@@ -269,3 +271,23 @@ def planted_history(filler_steps: int = 12) -> History:
         h.assistant(f"thinking step {k}: " + FILLER)
         h.calls([("search", {"q": f"s{k}"}, FILLER)])
     return h
+
+
+# -- cut points by the unit list (the definition the product's local search must meet) ----
+def safe_cut(unit_list: Sequence[Unit], index: int) -> int:
+    """The nearest safe cut at or before ``index`` (seed B ``find_safe_cut_point``): a cut
+    inside a unit moves back to its start, keeping the call with all of its results."""
+    starts = _starts(unit_list)
+    return starts[max(0, bisect_right(starts, index) - 1)]
+
+
+def safe_cut_after(unit_list: Sequence[Unit], index: int) -> int:
+    """The nearest safe cut at or after ``index`` (what ``units.py:cut_after`` finds
+    without splitting the whole context)."""
+    starts = _starts(unit_list)
+    return starts[min(bisect_left(starts, index), len(starts) - 1)]
+
+
+def _starts(unit_list: Sequence[Unit]) -> list[int]:
+    """Every index where a cut is safe: the unit starts, plus the end."""
+    return [*(u.start for u in unit_list), unit_list[-1].end if unit_list else 0]

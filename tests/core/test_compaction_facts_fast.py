@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.bench_compaction import clear_memos
 from core.context.compaction import facts
 
 _BITS = st.sampled_from(
@@ -70,6 +71,6 @@ def test_candidates_are_the_pattern_matches(text: str) -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_TEXT, min_size=1, max_size=5))
 def test_refs_through_the_memos_are_the_refs_by_definition(texts: list[str]) -> None:
-    facts.clear_memos()
+    clear_memos()
     for text in texts + texts:  # the second round reads from the memos
         assert facts._refs(text) == _refs_by_definition(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bench.histories import History
+from bench.histories import History, safe_cut
 from core.context.compaction import (
     CompactionConfig,
     Compactor,
@@ -18,7 +18,6 @@ from core.context.compaction import (
     inject_identity,
     micro,
     restore_files,
-    safe_cut,
     snip,
     units,
     validity_problems,

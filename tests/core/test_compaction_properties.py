@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.histories import History, generate
+from bench.histories import History, generate, safe_cut, safe_cut_after
 from core.context.compaction import (
     LEVELS,
     CompactionConfig,
@@ -39,15 +39,15 @@ from core.context.compaction import (
     compact_goals,
     inject_identity,
     micro,
-    safe_cut,
     snip,
     summarize,
     units,
     validity_problems,
 )
 from core.context.compaction.items import with_items
+from core.context.compaction.scan import Scan
 from core.context.compaction.summary_state import tree_from_calls
-from core.context.compaction.units import cut_after, last_unit, safe_cut_after
+from core.context.compaction.units import cut_after
 from core.context.view import View
 from core.records import ContextItem
 
@@ -217,9 +217,9 @@ def test_outputs_are_byte_identical_across_processes() -> None:
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), st.integers(0, 200), st.data())
 def test_local_unit_lookups_agree_with_units(h: History, cut: int, data: st.DataObject) -> None:
-    """``last_unit`` and ``cut_after`` look around one index; they must agree with the
-    forward split, also on contexts a layer has edited (items dropped, role overrides,
-    synthetic items)."""
+    """A scan that grows item by item re-splits only its last unit, and ``cut_after``
+    looks around one index; both must agree with the forward split, also on contexts a
+    layer has edited (items dropped, role overrides, synthetic items)."""
     view, _ = prefix(h, cut)
     items = list(view.items)
     edits = data.draw(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 200)), max_size=6))
@@ -235,8 +235,12 @@ def test_local_unit_lookups_agree_with_units(h: History, cut: int, data: st.Data
             items[k] = ContextItem(items[k].sequence, "x", "user", items[k].kind)
         else:
             items.append(items[k])
-    got = last_unit(items, view.messages)
+    scan = Scan(view.messages)
+    for end in range(len(items) + 1):
+        scan.extend(tuple(items[:end]))
+    got = scan.units[-1] if scan.units else None
     us = units(items, view.messages)
     assert got == (us[-1] if us else None)
+    assert scan.units == us
     for k in range(-1, len(items) + 2):
         assert cut_after(items, view.messages, k) == safe_cut_after(us, k), k

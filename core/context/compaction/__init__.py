@@ -40,7 +40,7 @@ from core.context.compaction.snip import snip
 from core.context.compaction.summarizer import ScriptedSummarizer, Summarizer, SummaryRequest
 from core.context.compaction.summary import summarize
 from core.context.compaction.summary_state import Records, load_records
-from core.context.compaction.units import Unit, safe_cut, units
+from core.context.compaction.units import Unit, units
 from core.context.compaction.validity import is_provider_valid, validity_problems
 
 __all__ = [
@@ -85,7 +85,6 @@ __all__ = [
     "record_outcome",
     "restore_files",
     "retention_report",
-    "safe_cut",
     "snip",
     "summarize",
     "units",

@@ -78,12 +78,18 @@ def goal_tree_text(tree: GoalTree) -> str:
     return text
 
 
-def render_summary(
-    records: Records, facts: ContractFacts, narrative: str, span: tuple[int, int] | None
-) -> str:
+def assemble(body: str, narrative: str, span: tuple[int, int] | None) -> str:
+    """A summary from its body (``summary_body``), the narrative and the span it covers."""
     head = "[Context summary"
     head += f": messages {span[0]}-{span[1]} were compacted]" if span else "]"
-    lines = [head, SECTIONS["task_goal"], *(facts.task_goal or ("(not stated)",))]
+    return "\n".join((head, body, narrative.strip(), "", RESUME))
+
+
+def summary_body(records: Records, facts: ContractFacts) -> str:
+    """The part of a summary written from the records, from ``## Task goal`` to the
+    ``## Narrative`` heading: the same for every summary of the same records and facts
+    (a run's consecutive steps), so it can be written and checked once for them."""
+    lines = [SECTIONS["task_goal"], *(facts.task_goal or ("(not stated)",))]
     lines += _section("completed_steps", facts.completed_steps)
     lines += _section("key_refs", facts.key_refs)
     lines += _section("constraints", facts.constraints)
@@ -93,8 +99,7 @@ def render_summary(
     lines += _section("failures", tuple(failures))
     if records.latest_user and records.latest_user != records.task:
         lines += ["## Latest user request", records.latest_user[:600]]
-    lines += ["## Goal tree", goal_tree_text(records.goals), "## Narrative", narrative.strip()]
-    lines += ["", RESUME]
+    lines += ["## Goal tree", goal_tree_text(records.goals), "## Narrative"]
     return "\n".join(lines)
 
 

@@ -24,8 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 
-from core.context.compaction.items import visible_text
+from core.context.compaction.items import calls_text, visible_text
 from core.context.view import kind_of, role_of
 from core.records import ContextItem, Message, canonical_call
 
@@ -88,7 +89,10 @@ def find_refs(text: str) -> list[str]:
 def _refs(text: str) -> tuple[str, ...]:
     """Memoized per text (stored messages never change, and every preview and every step
     reads the same ones again). Only whitespace-delimited chunks holding one of
-    ``/ : _ -`` can contain a ref, so the full pattern runs on those chunks alone."""
+    ``/ : _ -`` can contain a ref, so the full pattern runs on those chunks alone, and a
+    text holding none of them (found by ``in``, a C-speed scan) is not split at all."""
+    if "/" not in text and "-" not in text and "_" not in text and ":" not in text:
+        return ()
     out: dict[str, None] = {}
     for chunk in _candidates(text):
         for ref in _chunk_refs(chunk):
@@ -99,8 +103,10 @@ def _refs(text: str) -> tuple[str, ...]:
 def _candidates(text: str) -> list[str]:
     """``_CANDIDATE.findall(text)``: chunks of at least three characters holding one of
     ``/ : _ -`` (``str.split`` and ``\\s`` agree on what whitespace is); the search runs
-    per chunk in C instead of the pattern trying every position of the text."""
-    return [c for c in filter(_REF_CHAR.search, text.split()) if len(c) > 2]
+    per chunk in C instead of the pattern trying every position of the text, and only on
+    chunks that are not plain words or numbers (``str.isalnum``: cheaper than a search)."""
+    chunks = filterfalse(str.isalnum, text.split())
+    return [c for c in filter(_REF_CHAR.search, chunks) if len(c) > 2]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -192,39 +198,41 @@ class FactFold:
     ) -> None:
         """Fold ``items[lo:hi]`` in."""
         refs, constraints, failures, done = self.refs, self.constraints, self.failures, self.done
-        names, keys = self.names, self.keys
+        names, keys, keyed = self.names, self.keys, self.done_calls
         get = messages.get
         memo = _MEMO
         for n in range(lo, len(items) if hi is None else hi):
             item = items[n]
             seq = item.sequence
             msg = get(seq) if seq is not None else None
-            if msg is not None:
-                if msg.tool_calls:
-                    keyed = self.done_calls and msg.kind not in SYNTHETIC_CALLS
-                    for call in msg.tool_calls:
-                        names[call.id] = call.name
-                        if keyed:
-                            keys[call.id] = call_key(call.name, call.arguments)
-                if item.content is None and item.role is None and msg.kind not in CARRIERS:
-                    hit = memo.get((msg.trace_id, msg.sequence))
-                    found, said, failed = (
-                        hit[1] if hit is not None and hit[0] is msg else (message_facts(msg))
-                    )
-                    if msg.role == "tool":
-                        if failed is not None:
-                            tool = msg.name or names.get(msg.tool_call_id or "", "tool")
-                            failures[Failure(tool, failed)] = None
-                        elif msg.tool_call_id is not None and msg.tool_call_id in keys:
-                            done[keys[msg.tool_call_id]] = None
-                    if found:
-                        refs.update(dict.fromkeys(found))
-                    if said:
-                        constraints.update(dict.fromkeys(said))
-                    continue
+            if msg is None:
+                self._add_text(item, None, messages)
+                continue
+            if msg.tool_calls:
+                key = keyed and msg.kind not in SYNTHETIC_CALLS
+                for call in msg.tool_calls:
+                    names[call.id] = call.name
+                    if key:
+                        keys[call.id] = call_key(call.name, call.arguments)
+            if item.content is not None or item.role is not None or msg.kind in CARRIERS:
                 if msg.role == "tool" and msg.tool_call_id in keys and not is_failure(msg):
                     done[keys[msg.tool_call_id]] = None
-            self._add_text(item, msg, messages)
+                self._add_text(item, msg, messages)
+                continue
+            hit = memo.get((msg.trace_id, msg.sequence))
+            found, said, failed = (
+                hit[1] if hit is not None and hit[0] is msg else message_facts(msg)
+            )
+            if failed is not None:  # only a tool result fails
+                failures[Failure(msg.name or names.get(msg.tool_call_id or "", "tool"), failed)] = (
+                    None
+                )
+            elif msg.tool_call_id is not None and msg.role == "tool" and msg.tool_call_id in keys:
+                done[keys[msg.tool_call_id]] = None
+            if found:
+                refs.update(dict.fromkeys(found))
+            if said:
+                constraints.update(dict.fromkeys(said))
 
     def _add_text(
         self, item: ContextItem, msg: Message | None, messages: Mapping[int, Message]
@@ -256,13 +264,12 @@ def message_facts(msg: Message) -> _MessageFacts:
     """
     key = (msg.trace_id, msg.sequence)
     hit = _MEMO.get(key)
-    if hit is not None and _same(hit[0], msg):
+    if hit is not None and (hit[0] is msg or _same(hit[0], msg)):
         return hit[1]
-    text = msg.content
-    if msg.tool_calls:
-        text = visible_text(ContextItem(msg.sequence), {msg.sequence: msg})
-    said = tuple(message_constraints(msg)) if msg.role == "user" else ()
-    failed = first_line(msg.content) if is_failure(msg) else None
+    role = msg.role
+    text = calls_text(msg.content, msg.tool_calls) if msg.tool_calls else msg.content
+    said = tuple(message_constraints(msg)) if role == "user" else ()
+    failed = first_line(msg.content) if role == "tool" and is_failure(msg) else None
     facts: _MessageFacts = (_refs(text), said, failed)
     if len(_MEMO) >= _MEMO_MAX:
         _MEMO.clear()
@@ -278,14 +285,6 @@ def _same(a: Message, b: Message) -> bool:
         and a.kind == b.kind
         and a.metadata == b.metadata
     )
-
-
-def clear_memos() -> None:
-    """Forget memoized facts (benchmarks measuring a cold start)."""
-    _MEMO.clear()
-    _refs.cache_clear()
-    _chunk_refs.cache_clear()
-    call_key.cache_clear()
 
 
 def render(facts: Facts, max_refs: int = 200, done: bool = True) -> list[str]:

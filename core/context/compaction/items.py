@@ -57,17 +57,26 @@ def visible_text(item: ContextItem, messages: Mapping[int, Message]) -> str:
     content = item.content if item.content is not None else (msg.content if msg else "")
     if msg is None or not msg.tool_calls:
         return content
-    parts = [content]
-    for call in msg.tool_calls:
-        parts.append(call.name)
-        parts.append(call.arguments)
-        parts.extend(_arg_strings(call.arguments))
-    return "\n".join(p for p in parts if p)
+    return calls_text(content, msg.tool_calls)
+
+
+def calls_text(content: str, calls: Iterable[ToolCall]) -> str:
+    """``visible_text`` of a message with tool calls shown with ``content``: the non-empty
+    parts, one per line."""
+    parts = [content] if content else []
+    for call in calls:
+        if call.name:
+            parts.append(call.name)
+        if call.arguments:
+            parts.append(call.arguments)
+            parts += _arg_strings(call.arguments)
+    return "\n".join(parts)
 
 
 @lru_cache(maxsize=1 << 14)
 def _arg_strings(arguments: str) -> tuple[str, ...]:
-    return tuple(_strings(_loads(arguments)))
+    """The non-empty string values in a call's JSON arguments."""
+    return tuple(s for s in _strings(_loads(arguments)) if s)
 
 
 def tokens_of(item: ContextItem, messages: Mapping[int, Message]) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from core.context.compaction.config import MicroParams
-from core.context.compaction.facts import find_refs, first_line, message_facts
+from core.context.compaction.facts import find_refs, first_line, is_failure
 from core.context.compaction.result import LayerResult, unchanged
 from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.view import View
@@ -22,7 +22,7 @@ from core.records import ContextItem, Message
 
 
 def placeholder(tool: str, msg: Message) -> str:
-    return _placeholder(tool, msg.content, message_facts(msg)[2] is not None)
+    return _placeholder(tool, msg.content, is_failure(msg))
 
 
 @lru_cache(maxsize=1 << 14)

@@ -13,16 +13,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.context.compaction.config import SummaryParams
 from core.context.compaction.contract import (
+    ContractFacts,
+    assemble,
     contract_facts,
     contract_problems,
     goal_tree_text,
-    render_summary,
+    summary_body,
 )
-from core.context.compaction.facts import FactFold
+from core.context.compaction.facts import FactFold, Facts
 from core.context.compaction.items import kind_of, role_of, total_tokens
 from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState, Scan, scan_of
@@ -150,10 +152,40 @@ class _Region:
         self.size += hi - lo
 
 
+class _Body(NamedTuple):
+    """The summary body written for some records and region facts, and whether it alone
+    carries every section and expected fact (then so does every summary around it)."""
+
+    records: Records
+    region: Facts
+    max_refs: int
+    expected: ContractFacts
+    text: str
+    complete: bool
+
+
 class _SummaryFold:
     def __init__(self) -> None:
         self.done = 0
         self.region: _Region | None = None
+        self.body: _Body | None = None
+
+    def body_for(self, records: Records, region: Facts, max_refs: int) -> _Body:
+        """The body for these records and facts: written and checked again only when they
+        changed (between a run's steps they mostly do not)."""
+        b = self.body
+        if (
+            b is None
+            or b.max_refs != max_refs
+            or not (b.records is records or b.records == records)
+            or b.region != region
+        ):
+            expected = contract_facts(records, region, max_refs)
+            text = summary_body(records, expected)
+            problems = contract_problems(text, expected)
+            complete = all(p.startswith("resume:") for p in problems)  # resume: assemble's
+            b = self.body = _Body(records, region, max_refs, expected, text, complete)
+        return b
 
     def extend(self, scan: Scan) -> None:
         pass
@@ -177,7 +209,8 @@ async def summarize(
     scan = scan_of(view, state)
     head, tail = _ends(scan)
     limit = tail[0] if tail else len(items)
-    region = scan.fold("summary", _SummaryFold).region_to(scan, tuple(head), limit)
+    fold = scan.fold("summary", _SummaryFold)
+    region = fold.region_to(scan, tuple(head), limit)
     if not region.seqs:
         return SummaryResult(None, error="nothing to summarize")
     stages: list[StageRecord] = []
@@ -197,9 +230,9 @@ async def summarize(
     error = _narrative_problem(narrative, params)
     if error:
         return SummaryResult(None, tuple(stages), error)
-    expected = contract_facts(records, region.facts.facts(), params.max_refs)
-    content = render_summary(records, expected, narrative, (region.seqs[0], region.seqs[1]))
-    problems = contract_problems(content, expected)
+    body = fold.body_for(records, region.facts.facts(), params.max_refs)
+    content = assemble(body.text, narrative, (region.seqs[0], region.seqs[1]))
+    problems = [] if body.complete else contract_problems(content, body.expected)
     if problems:
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
     block = ContextItem(None, content, "user", "summary")

@@ -9,7 +9,6 @@ construction, with no repair step afterwards.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -60,23 +59,11 @@ def split_from(
     return out
 
 
-def last_unit(items: Sequence[ContextItem], messages: Mapping[int, Message]) -> Unit | None:
-    """``units(items, messages)[-1]`` without splitting the whole context: the results at
-    the end, walking back, and the assistant message before them if it called them all."""
-    n = len(items)
-    if not n:
-        return None
-    get = messages.get
-    k, unit = _unit_before(items, get, n - 1)
-    if unit is not None and unit[0] == n:
-        return Unit(k, n, unit[1], unit[2])
-    return _single(items, get, n)
-
-
 def cut_after(items: Sequence[ContextItem], messages: Mapping[int, Message], index: int) -> int:
-    """``safe_cut_after(units(items, messages), index)`` without splitting the whole context:
-    a result is inside a unit only if the nearest message before the results around it
-    called it, so the search is local."""
+    """The nearest safe cut at or after ``index``: a cut inside a unit moves past its end,
+    so the call leaves together with all of its results. Found without splitting the
+    whole context: a result is inside a unit only if the nearest message before the
+    results around it called it, so the search is local."""
     n = len(items)
     if index >= n:
         return n
@@ -96,14 +83,6 @@ def _unit_before(
         k -= 1
     msg = _caller(items[k], get)
     return k, (_answered(items, get, k, msg) if msg is not None else None)
-
-
-def _single(items: Sequence[ContextItem], get: Any, n: int) -> Unit:
-    """The last item as a unit of its own (a result not answering the message before)."""
-    msg = _caller(items[n - 1], get)
-    if msg is None:
-        return Unit(n - 1, n)
-    return Unit(n - 1, n, len({c.id for c in msg.tool_calls}), pending=True)
 
 
 def _caller(item: ContextItem, get: Any) -> Message | None:
@@ -148,34 +127,3 @@ def _answered(
         answered.add(res.tool_call_id)
         j += 1
     return j, len(ids), answered != ids
-
-
-def boundaries(unit_list: Sequence[Unit]) -> list[int]:
-    """Every index where a cut is safe (unit starts, plus the end)."""
-    out = [u.start for u in unit_list]
-    out.append(unit_list[-1].end if unit_list else 0)
-    return out
-
-
-def safe_cut(unit_list: Sequence[Unit], index: int) -> int:
-    """The nearest safe cut at or before ``index`` (seed B ``find_safe_cut_point``).
-
-    A cut inside a unit moves back to the unit's start, keeping the assistant call with all
-    of its results on the kept side.
-    """
-    starts = boundaries(unit_list)
-    pos = bisect_right(starts, index) - 1
-    return starts[pos] if pos >= 0 else 0
-
-
-def safe_cut_after(unit_list: Sequence[Unit], index: int) -> int:
-    """The nearest safe cut at or after ``index``: a cut inside a unit moves past its end,
-    so the call leaves together with all of its results."""
-    starts = boundaries(unit_list)
-    pos = bisect_left(starts, index)
-    return starts[pos] if pos < len(starts) else starts[-1]
-
-
-def unit_at(unit_list: Sequence[Unit], index: int) -> Unit:
-    starts = [u.start for u in unit_list]
-    return unit_list[bisect_right(starts, index) - 1]
