@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 PKG_STAMP := $(VENV)/.installed-package
+BENCH_STAMP := $(VENV)/.installed-bench
 export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: run syslibs check-newcomer test lint typecheck layers pytest test-headless bench stress bundle deb package test-package clean
@@ -22,6 +23,12 @@ $(RUN_STAMP): pyproject.toml | syslibs $(BIN)/python
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+## make bench's baselines on top (inspect_ai for the Inspect import ratio); kept out of
+## make test, which never needs them
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,bench-inspect]'
+	touch $(BENCH_STAMP)
 
 ## the system libraries Qt's xcb platform loads: installed with apt when root, otherwise
 ## stop at once with the exact command (app/qt_libs.py; the system Python, no venv yet)
@@ -57,7 +64,7 @@ pytest: $(STAMP)
 test-headless:
 	$(PYTHON) tools/headless_check.py
 
-bench: $(STAMP)
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
 
 stress: $(STAMP)

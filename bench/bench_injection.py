@@ -27,6 +27,7 @@ from core.refs.slimming import SlimPolicy, ToolOutput, slim_tool_output
 from core.tokens import default_counter
 
 BENCH = "injection"
+GOAL_SLIM = "ratio <= 2 (slimming vs counting its tokens once)"
 
 
 def _best(fn: Callable[[], Any], repeat: int) -> float:
@@ -96,7 +97,7 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     slim_ms = _best(lambda: slim_tool_output("t", ToolOutput("q", fresh())), 3)
     res = slim_tool_output("t", ToolOutput("q", raw))
     kept = counter.count_text(res.content)
-    yield figure(BENCH, "slim_1mb_json_ms", slim_ms, "ms", "<= 2x counting its tokens", count_ms)
+    yield figure(BENCH, "slim_1mb_json_ms", slim_ms, "ms", GOAL_SLIM, count_ms)
     yield figure(
         BENCH,
         "slim_context_tokens",

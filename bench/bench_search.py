@@ -164,8 +164,8 @@ def _full_pass_ms(store: Store) -> float:
     return _median_ms(judge, repeat=3)
 
 
-def run(quick: bool = False) -> Iterator[dict[str, Any]]:
-    traces, per_trace = (100, 1000) if quick else (1000, 5000)
+def run(quick: bool = False, smoke: bool = False) -> Iterator[dict[str, Any]]:
+    traces, per_trace = (10, 200) if smoke else (100, 1000) if quick else (1000, 5000)
     yield from measure(traces, per_trace, per_trace // 100)
 
 

@@ -45,11 +45,14 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
     return cpu, wall
 
 
-def _best_pair(a: list[str], b: list[str], n: int, env: dict[str, str]) -> dict[str, float]:
+def _best_pair(
+    a: list[str], b: list[str], n: int, env: dict[str, str], warm: bool = True
+) -> dict[str, float]:
     """Best-of-n CPU and wall for ``a`` and its baseline ``b``, run alternately (after one
     untimed run of each, which leaves the bytecode cache an installed app has)."""
-    _timed(a, env)
-    _timed(b, env)
+    if warm:
+        _timed(a, env)
+        _timed(b, env)
     runs: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
     for _ in range(n):
         runs["a"].append(_timed(a, env))
@@ -75,23 +78,23 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(quick: bool = False) -> Iterator[dict[str, Any]]:
-    n = 3 if quick else 7
+def run(quick: bool = False, smoke: bool = False) -> Iterator[dict[str, Any]]:
+    n = 1 if smoke else 3 if quick else 7
     env = _env()
     db = str(_store())
     py = sys.executable
     cli = [py, "-m", "app", "--db", db, "traces", "--json"]
-    r = _best_pair(cli, [py, "-c", "import sqlite3"], n, env)
+    r = _best_pair(cli, [py, "-c", "import sqlite3"], n, env, not smoke)
     yield _fig("ctxlens traces --json vs python -c 'import sqlite3'", r, "≤ 3×", 3.0)
 
     bare = [py, "-m", "bench.bench_startup", "--worker", "bare"]
     cold = [py, "-m", "bench.bench_startup", "--worker", "window", db]
-    r = _best_pair(cold, bare, n, env)
+    r = _best_pair(cold, bare, n, env, not smoke)
     yield _fig("cold start to painted main window vs bare PySide6 window", r, "≤ 2×", 2.0)
 
     with tempfile.TemporaryDirectory(prefix="ctxlens-first-") as tmp:
         first = [py, "-m", "bench.bench_startup", "--worker", "first", tmp]
-        r = _best_pair(first, bare, n, env)
+        r = _best_pair(first, bare, n, env, not smoke)
     yield _fig("first start (no store) to painted main window vs bare PySide6", r, "≤ 3×", 3.0)
 
 

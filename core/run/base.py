@@ -185,11 +185,15 @@ class RunnerCore:
     def runtime_state(self) -> dict[str, Any]:
         """What a checkpoint keeps of this runner beyond the store: the monitors, the grant
         ledger and the turn's counters (``core/run/checkpoint.py``)."""
+        return {**self._counters_state(), "config": self.config.to_json()}
+
+    def _counters_state(self) -> dict[str, Any]:
+        """``runtime_state`` without the config (what every call records: building the
+        config's JSON for each call only to drop it cost the run loop per step)."""
         return {
             "iteration": self.iteration,
             "monitors": self.monitors.to_state(),
             "ledger": self.ledger.to_state(),
-            "config": self.config.to_json(),
             "turn_steps": self.turn.steps,
             "last_step": list(self.turn.last_step) if self.turn.last_step is not None else None,
             "final_only": self.turn.final_only,
@@ -202,7 +206,7 @@ class RunnerCore:
         """Where the next call's PREPARE started (head, newest compaction) and the runtime
         state then — recorded with the call, so a replay can start exactly there."""
         head, compaction = self.cache.stamp or (None, None)
-        state = {k: v for k, v in self.runtime_state().items() if k != "config"}
+        state = self._counters_state()
         return {"head": head, "compaction_id": compaction, "state": state}
 
     def budget_tokens(self) -> int:

@@ -329,8 +329,7 @@ class Reader:
         return [dict(r._mapping) for r in self.conn.execute(q)]
 
     def llm_call_count(self, trace_id: str) -> int:
-        q = select(func.count()).select_from(t.llm_calls).where(t.llm_calls.c.trace_id == trace_id)
-        return int(self.conn.execute(q).scalar_one())
+        return int(self.conn.execute(_CALL_COUNT, {"tid": trace_id}).scalar_one())
 
     def compactions(self, trace_id: str) -> list[CompactionEvent]:
         found = self._trace_rows(t.compactions, trace_id, "id")
@@ -435,6 +434,9 @@ class Reader:
 
 #: Built once (``messages`` runs per model call of an import; building the statement cost
 #: more than running it).
+_CALL_COUNT = (
+    select(func.count()).select_from(t.llm_calls).where(t.llm_calls.c.trace_id == bindparam("tid"))
+)
 _MESSAGES_IN = select(t.messages).where(
     t.messages.c.trace_id == bindparam("tid"),
     t.messages.c.sequence.in_(bindparam("seqs", expanding=True)),

@@ -157,14 +157,12 @@ class Writer:
         st = self._states.get(trace_id)
         if st is not None:
             return st
-        row = self.conn.execute(
-            select(t.traces).where(t.traces.c.id == trace_id).with_for_update()
-        ).first()
+        row = self.conn.execute(_TRACE_FOR_UPDATE, {"tid": trace_id}).first()
         if row is None:
             raise NotFoundError(f"trace {trace_id!r} not found")
         lines = {
             r.line: record_from(_Line, r._mapping, new=False, dirty=False)
-            for r in self.conn.execute(select(t.lines).where(t.lines.c.trace_id == trace_id))
+            for r in self.conn.execute(_TRACE_LINES, {"tid": trace_id})
         }
         st = _TraceState(
             trace_id,
@@ -180,11 +178,7 @@ class Writer:
     def _position(self, st: _TraceState, sequence: int) -> tuple[int, int]:
         p = st.pos.get(sequence)
         if p is None:
-            row = self.conn.execute(
-                select(t.messages.c.line, t.messages.c.depth).where(
-                    t.messages.c.trace_id == st.trace_id, t.messages.c.sequence == sequence
-                )
-            ).first()
+            row = self.conn.execute(_POSITION, {"tid": st.trace_id, "seq": sequence}).first()
             if row is None:
                 raise NotFoundError(f"message {sequence} not found in trace {st.trace_id!r}")
             p = (int(row.line), int(row.depth))
@@ -393,6 +387,7 @@ class Writer:
         self.flush_calls()
         states: list[dict[str, Any]] = []
         new_lines: list[dict[str, Any]] = []
+        tips: list[dict[str, Any]] = []
         for st in self._states.values():
             if not st.dirty:
                 continue
@@ -406,19 +401,20 @@ class Writer:
                 }
             )
             new_lines.extend(_line_row(st.trace_id, li) for li in st.lines.values() if li.new)
+            tips.extend(
+                {"tid": st.trace_id, "ln": li.line, "tip_sequence": li.tip_sequence,
+                 "tip_depth": li.tip_depth}
+                for li in st.lines.values() if li.dirty and not li.new
+            )  # fmt: skip
             for li in st.lines.values():
-                if li.dirty and not li.new:
-                    self.conn.execute(
-                        update(t.lines)
-                        .where(t.lines.c.trace_id == st.trace_id, t.lines.c.line == li.line)
-                        .values(tip_sequence=li.tip_sequence, tip_depth=li.tip_depth)
-                    )
                 li.new = li.dirty = False
             st.dirty = False
         if states:
             self.conn.execute(_SET_STATE, states)
         if new_lines:
             self.conn.execute(_INSERT_LINE, new_lines)
+        if tips:
+            self.conn.execute(_SET_LINE_TIP, tips)
 
     # -- LLM calls and compactions -------------------------------------------------------
     def next_call_index(self, trace_id: str) -> int:
@@ -428,7 +424,7 @@ class Writer:
         """``encoded``: the context already as ``encode_items`` gives it (a caller that keeps
         it incrementally saves re-encoding a long context on every call)."""
         self.flush_calls()
-        res = self.conn.execute(insert(t.llm_calls).values(**_call_values(call, encoded)))
+        res = self.conn.execute(_INSERT_CALL, _call_values(call, encoded))
         return _with_id(call, res.inserted_primary_key)
 
     def queue_llm_call(self, call: LlmCall, encoded: list[Any] | None = None) -> None:
@@ -570,7 +566,8 @@ class Writer:
         session_id: str | None = None,
     ) -> None:
         self.conn.execute(
-            insert(t.audit_log).values(
+            _INSERT_AUDIT,
+            dict(
                 trace_id=trace_id,
                 session_id=session_id,
                 step=step,
@@ -580,7 +577,7 @@ class Writer:
                 elapsed_ms=elapsed_ms,
                 output_preview=output_preview[:500],
                 created_at=time.time(),
-            )
+            ),
         )
 
     def add_run_event(
@@ -703,6 +700,17 @@ _SET_STATE = update(t.traces).where(_BY_ID)
 _SET_CREATED = update(t.traces).where(_BY_ID)
 _SET_METADATA = update(t.traces).where(_BY_ID)
 _TRACE_METADATA = select(t.traces.c.metadata).where(_BY_ID)
+# Statements of every run step, built once: building one costs more than running it
+# (bench/bench_run.py's per-step overhead).
+_TRACE_FOR_UPDATE = select(t.traces).where(_BY_ID).with_for_update()
+_TRACE_LINES = select(t.lines).where(t.lines.c.trace_id == bindparam("tid"))
+_POSITION = select(t.messages.c.line, t.messages.c.depth).where(
+    t.messages.c.trace_id == bindparam("tid"), t.messages.c.sequence == bindparam("seq")
+)
+_SET_LINE_TIP = update(t.lines).where(
+    t.lines.c.trace_id == bindparam("tid"), t.lines.c.line == bindparam("ln")
+)
+_INSERT_AUDIT = insert(t.audit_log)
 
 
 def _line_row(trace_id: str, li: _Line) -> dict[str, Any]:
