@@ -24,14 +24,16 @@ def main() -> int:
     for name in names:
         module = importlib.import_module(f"bench.bench_{name}")
         figures: list[dict[str, Any]] = []
+        error = None
         try:
             for fig in module.run(quick=args.quick):
                 figures.append(fig)
                 print(json.dumps(fig), flush=True)
         except Exception as exc:  # a broken bench must not hide the others
             failed += 1
-            print(f"bench {name} failed: {exc!r}", file=sys.stderr)
-        print(json.dumps(summary(name, figures)), flush=True)
+            error = repr(exc)[-600:]  # the end of a worker's traceback names the cause
+            print(f"bench {name} failed: {error}", file=sys.stderr)
+        print(json.dumps(summary(name, figures, failed=error)), flush=True)
     return 1 if failed else 0
 
 

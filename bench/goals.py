@@ -41,8 +41,11 @@ def informational(fig: dict[str, Any]) -> bool:
     return str(fig.get("goal", "")).strip().lower().startswith(INFORMATIONAL)
 
 
-def summary(bench: str, figures: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The closing line of one bench: figures meeting their goal, and which do not."""
+def summary(
+    bench: str, figures: Iterable[dict[str, Any]], failed: str | None = None
+) -> dict[str, Any]:
+    """The closing line of one bench: figures meeting their goal, and which do not. A bench
+    that crashed (``failed``: its error) has not met its goals, whatever it printed first."""
     met, missed, info, unchecked = 0, [], [], []
     for fig in figures:
         if informational(fig):
@@ -56,7 +59,7 @@ def summary(bench: str, figures: Iterable[dict[str, Any]]) -> dict[str, Any]:
         else:
             missed.append(fig["figure"])
     checked = met + len(missed)
-    return {
+    line = {
         "bench": bench,
         "figure": "summary",
         "value": met,
@@ -64,8 +67,11 @@ def summary(bench: str, figures: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "baseline": checked,
         "ratio": round(met / checked, 4) if checked else None,
         "goal": "every checked figure meets its goal",
-        "met": not missed and not unchecked,
+        "met": not missed and not unchecked and failed is None,
         "missed": missed,
         "unchecked": unchecked,
         "informational": info,
     }
+    if failed is not None:
+        line["failed"] = failed
+    return line

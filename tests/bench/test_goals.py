@@ -54,8 +54,10 @@ def test_make_bench_prints_a_summary_line_per_bench() -> None:
         [sys.executable, "-m", "bench", "injection", "--quick"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]  # a crash is not a summary
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert lines and lines[-1]["figure"] == "summary" and lines[-1]["bench"] == "injection"
+    assert "failed" not in lines[-1]
     figures = lines[:-1]
     assert lines[-1]["value"] + len(lines[-1]["missed"]) + len(lines[-1]["unchecked"]) + len(
         lines[-1]["informational"]
