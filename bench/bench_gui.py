@@ -114,6 +114,9 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
                  scroll["jump_worst_ms"], "ms", "≤ 1000 ms")  # fmt: skip
     yield figure(NAME, f"peak RSS while scrolling, {big:,} messages", scroll["rss_mb"], "MB",
                  "≤ 300 MB")  # fmt: skip
+    yield figure(NAME, f"row pages in memory after the scroll, {big:,} messages",
+                 scroll["cached_pages"], "pages", f"≤ {scroll['max_pages']} pages (the bound)",
+                 baseline=scroll["pages"])  # fmt: skip
     colds = (_worker("cold", str(sample_store())) for _ in range(repeats))
     cold = min(colds, key=lambda r: r["cold_s"])
     yield figure(NAME, "cold start to main window (existing store)", cold["cold_s"], "s",
@@ -174,7 +177,7 @@ def worker_open(path: str) -> dict[str, Any]:
     app, window = _window(path)
     _show_rows(app, window)
     first_paint = time.perf_counter() - t0
-    pages = window.timeline.model.pages_fetched
+    pages = window.timeline.model.page_cache.fetched
     _wait(app, window.is_settled)
     _scroll(app, window, frames=60)
     result = {"first_paint_s": first_paint, "pages": pages, "rss_mb": _rss_mb()}
@@ -240,7 +243,9 @@ def worker_scroll(path: str) -> dict[str, Any]:
         "idle_worst_ms": 1000 * max(idle),
         "jump_worst_ms": 1000 * max(jumps),
         "rss_mb": _rss_mb(),
-        "pages": window.timeline.model.pages_fetched,
+        "pages": window.timeline.model.page_cache.fetched,
+        "cached_pages": len(window.timeline.model.page_cache),
+        "max_pages": window.timeline.model.max_pages,
     }
     window.close()
     return result

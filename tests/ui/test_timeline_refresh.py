@@ -99,7 +99,7 @@ def test_a_page_of_a_slow_store_loads_while_the_ui_thread_runs(
     long_window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tl = long_window.timeline
-    gate, released, open_gate = _gated(monkeypatch, "main_path_page")
+    gate, released, open_gate = _gated(monkeypatch, "main_path_previews")  # what a page reads
     ticks: list[int] = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
