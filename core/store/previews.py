@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, func
+from sqlalchemy import Integer, bindparam, func
 
 from core.records import ToolCall
 from core.store import schema as t
@@ -42,7 +42,7 @@ class MessagePreview:
 def preview_columns() -> tuple[Any, ...]:
     """The select list of ``MessagePreview`` (the content cut to the ``chars`` parameter's
     length in the database)."""
-    content = func.substr(_m.content, 1, bindparam("chars")).label("content")
+    content = func.substr(_m.content, 1, bindparam("chars", type_=Integer)).label("content")
     return (_m.sequence, _m.role, _m.kind, _m.goal_id, _m.token_count, content,
             _m.tool_calls, _m.tool_call_id, _m.name, _m.branch_type, _m.agent_name)  # fmt: skip
 

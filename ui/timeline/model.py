@@ -3,9 +3,10 @@
 Like Anki's browser table it keeps only what it needs: the path as a few line segments,
 the compaction bands (one per boundary), and a bounded cache of row pages
 (``ui/timeline/pages.py:PageCache``). ``rowCount`` is the path length plus the bands;
-painting a row asks for its page (``Reader.main_path_page``, one index range scan) on the
-task runner and shows a placeholder (``LOADING``) until it arrives, so the cost grows with
-what is visible, not with the trace, and a frame never waits for the store.
+painting a row asks for its page (``Reader.main_path_previews``: index range scans of
+the fields a row shows) on the task runner and shows a placeholder (``LOADING``) until it
+arrives, so the cost grows with what is visible, not with the trace, and a frame never
+waits for the store.
 
 View rows interleave bands with messages: a band anchored after path row ``p`` sits right
 after that row. With ``set_filter`` the model shows only the given path rows (no bands).
