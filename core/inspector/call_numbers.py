@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.replay.calls import CallRef, live_calls, trace_calls
+from core.replay.calls import CallRef, live_calls, recorded_calls
 from core.store.reader import Reader
 
 
@@ -87,8 +87,13 @@ class CallNumbering:
         return f"{k:,} call{'s' if k != 1 else ''} {ABANDONED}: not played back"
 
 
-def call_numbering(reader: Reader, trace_id: str) -> CallNumbering:
-    return CallNumbering.of(reader, trace_id, trace_calls(reader, trace_id))
+def recorded_numbering(reader: Reader, trace_id: str) -> CallNumbering:
+    """The numbering of the recorded calls only: what the Context pane lists and reports
+    on. It equals the scrubber's (over ``trace_calls``) for a trace that records its calls,
+    and is empty for one that does not, without deriving a call per assistant message
+    (500,000 for a 1M-message trace: minutes of a worker holding the GIL for a list
+    nobody shows)."""
+    return CallNumbering.of(reader, trace_id, recorded_calls(reader, trace_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +109,7 @@ class CallChoice:
 def call_choices(reader: Reader, trace_id: str) -> list[CallChoice]:
     """The recorded calls for the call box: the current path's in order, then those a
     rewind abandoned (labelled so), each numbered as the scrubber numbers it."""
-    numbering = call_numbering(reader, trace_id)
+    numbering = recorded_numbering(reader, trace_id)
     ordered = sorted(numbering.calls, key=lambda n: n.abandoned)
     return [_choice(numbering, n) for n in ordered if n.call.recorded]
 

@@ -25,7 +25,7 @@ from core.context.view import (
     request_sha256,
     tokens_of,
 )
-from core.inspector.call_numbers import CallNumbering, call_numbering
+from core.inspector.call_numbers import CallNumbering, recorded_numbering
 from core.inspector.membership import iter_current, resolve_items
 from core.inspector.recorded import Recorded, recorded_of, with_unexplained
 from core.inspector.timeline import preview_of
@@ -319,7 +319,7 @@ def call_diff(
     """Diff between a call and the next call of its kind (the current path's next call, or
     the next one on the abandoned branch); the current path's last call is compared with
     the next call (the current context)."""
-    numbering = numbering or call_numbering(reader, trace_id)
+    numbering = numbering or recorded_numbering(reader, trace_id)
     n = numbering.by_index(call_index)
     if n is None or n.call.context is None:
         return None
@@ -339,7 +339,7 @@ def numbered_call_report(
 ) -> tuple[ContextReport, ContextDiff | None]:
     """A recorded call's report and its diff, named by the trace's call numbering (the
     scrubber's "call 41 / 127", or "a call abandoned by a rewind")."""
-    numbering = call_numbering(reader, trace_id)
+    numbering = recorded_numbering(reader, trace_id)
     n = numbering.by_index(call_index)
     label = None if n is None else numbering.name(n.call.position)
     report = call_report(reader, reader.llm_call(trace_id, call_index), cancel=cancel, label=label)
@@ -348,7 +348,7 @@ def numbered_call_report(
 
 def last_call_diff(reader: Reader, trace_id: str) -> ContextDiff | None:
     """The current path's last call against the next call (not a call a rewind left)."""
-    numbering = call_numbering(reader, trace_id)
+    numbering = recorded_numbering(reader, trace_id)
     last = numbering.last_current()
     if last is None or last.call.call_index is None:
         return None

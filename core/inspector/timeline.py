@@ -10,8 +10,13 @@ from dataclasses import dataclass
 
 from core.context.view import NOT_SENT
 from core.records import Message
+from core.store.previews import MessagePreview
 
 PREVIEW_CHARS = 160
+READ_CHARS = 2 * PREVIEW_CHARS
+"""Characters of a message's content a row is made from (``squash`` looks no further)."""
+Shown = Message | MessagePreview
+"""A whole message, or just the fields a row shows (``Reader.main_path_previews``)."""
 
 #: Badge ids in display order, with the label a row shows for each.
 BADGES: dict[str, str] = {
@@ -57,7 +62,7 @@ class TimelineRow:
     """False for records never sent to a model (``meta``, ``thinking``)."""
 
 
-def badges_of(msg: Message, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
+def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Badges from the message's kind and branch fields, plus the branches forking off it.
 
     ``forks`` names the lines starting at this message: branch types of side branches, or
@@ -80,7 +85,7 @@ def badges_of(msg: Message, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(b for b in BADGES if b in found)
 
 
-def preview_of(msg: Message) -> str:
+def preview_of(msg: Shown) -> str:
     """One line: tool calls as ``name(args…)`` then the text, cut to ``PREVIEW_CHARS``."""
     parts = [f"{c.name}({squash(c.arguments, 60)})" for c in msg.tool_calls]
     if msg.content:
@@ -94,7 +99,7 @@ def squash(text: str, limit: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def row_of(msg: Message, forks: tuple[str, ...] = ()) -> TimelineRow:
+def row_of(msg: Shown, forks: tuple[str, ...] = ()) -> TimelineRow:
     names = tuple(c.name for c in msg.tool_calls)
     if msg.role == "tool" and msg.name:
         names = (msg.name,)

@@ -72,10 +72,12 @@ class CallRef:
 
 def trace_calls(reader: Reader, trace_id: str) -> list[CallRef]:
     """Every call of the trace in order: recorded ones, or derived ones when none are."""
-    calls = reader.llm_calls(trace_id)
-    if calls:
-        return [_from_record(n, c) for n, c in enumerate(calls)]
-    return derived_calls(reader, trace_id)
+    return recorded_calls(reader, trace_id) or derived_calls(reader, trace_id)
+
+
+def recorded_calls(reader: Reader, trace_id: str) -> list[CallRef]:
+    """The trace's recorded calls (``llm_calls``) in order; empty when it records none."""
+    return [_from_record(n, c) for n, c in enumerate(reader.llm_calls(trace_id))]
 
 
 def derived_calls(reader: Reader, trace_id: str) -> list[CallRef]:

@@ -7,9 +7,22 @@ Nothing here loads a whole trace: the main path is paged through its line segmen
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, Table, Text, and_, bindparam, case, cast, func, or_, select
+from sqlalchemy import (
+    Connection,
+    Select,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    case,
+    cast,
+    func,
+    or_,
+    select,
+)
 
 from core.errors import NotFoundError
 from core.records import (
@@ -27,6 +40,7 @@ from core.store import rows
 from core.store import schema as t
 from core.store.paths import LineInfo, Segment, on_path, path_segments, slice_segments
 from core.store.pending import with_pending_counted
+from core.store.previews import MessagePreview, preview_columns, preview_of_row
 from core.store.triggers import PENDING_TOKENS
 
 
@@ -107,18 +121,36 @@ class Reader:
     ) -> list[Message]:
         """Rows ``offset..offset+limit-1`` of the path to ``head``; row i is depth i."""
         segs = segments if segments is not None else self.segments(trace_id, head)
-        out: list[Message] = []
+        return self._messages(self._path_rows(_WHOLE_ROWS, trace_id, offset, limit, segs))
+
+    def main_path_previews(
+        self, trace_id: str, offset: int, limit: int, segments: list[Segment], chars: int
+    ) -> list[MessagePreview]:
+        """Like ``main_path_page``, but only what a list row shows (``MessagePreview``: the
+        content cut to ``chars``); a message whose token count is still pending is read
+        whole, so it is counted as ``main_path_page`` counts it."""
+        rows = self._path_rows(_PREVIEW_ROWS, trace_id, offset, limit, segments, chars=chars)
+        found = [preview_of_row(r) for r in rows]
+        if self.count_pending and any(p.token_count == PENDING_TOKENS for p in found):
+            counted = self.main_path_page(trace_id, offset, limit, segments=segments)
+            tokens = {m.sequence: m.token_count for m in counted}
+            found = [replace(p, token_count=tokens[p.sequence]) for p in found]
+        return found
+
+    def _path_rows(
+        self,
+        statement: Select[Any],
+        trace_id: str,
+        offset: int,
+        limit: int,
+        segs: list[Segment],
+        **params: Any,
+    ) -> list[Any]:
+        """Rows of ``statement`` (``_path_select``) for path rows ``offset..offset+limit-1``."""
+        out: list[Any] = []
         for s in slice_segments(segs, offset, limit):
-            q = (
-                select(t.messages)
-                .where(
-                    t.messages.c.trace_id == trace_id,
-                    t.messages.c.line == s.line,
-                    t.messages.c.depth.between(s.first, s.last),
-                )
-                .order_by(t.messages.c.depth)
-            )
-            out.extend(self._messages(self.conn.execute(q)))
+            where = {"trace_id": trace_id, "line": s.line, "first": s.first, "last": s.last}
+            out.extend(self.conn.execute(statement, {**where, **params}).all())
         return out
 
     def iter_main_path(
@@ -441,3 +473,23 @@ _MESSAGES_IN = select(t.messages).where(
     t.messages.c.trace_id == bindparam("tid"),
     t.messages.c.sequence.in_(bindparam("seqs", expanding=True)),
 )
+
+
+def _path_select(*columns: Any) -> Select[Any]:
+    """Columns of one line's messages between two depths, in path order: built once, so a
+    timeline page (eight of these) does not pay SQLAlchemy's statement construction and
+    cache-key walk each time (more than decoding the rows cost)."""
+    m = t.messages.c
+    return (
+        select(*columns)
+        .where(
+            m.trace_id == bindparam("trace_id"),
+            m.line == bindparam("line"),
+            m.depth.between(bindparam("first"), bindparam("last")),
+        )
+        .order_by(m.depth)
+    )
+
+
+_WHOLE_ROWS = _path_select(t.messages)
+_PREVIEW_ROWS = _path_select(*preview_columns())

@@ -3,11 +3,22 @@ on the sample store (it holds a rewind) and after a further rewind through the S
 
 from __future__ import annotations
 
-from core.inspector.call_numbers import ABANDONED, call_choices, call_numbering
+from core.inspector.call_numbers import (
+    ABANDONED,
+    CallNumbering,
+    call_choices,
+    recorded_numbering,
+)
 from core.inspector.context_report import last_call_diff, numbered_call_report
 from core.replay.calls import live_calls, trace_calls
 from core.store import Store
-from tests.sample_trace import write_sample
+from core.store.reader import Reader
+from tests.sample_trace import write_long_trace, write_sample
+
+
+def _scrubbers(r: Reader, trace_id: str) -> CallNumbering:
+    """The numbering the scrubber uses (``PlaybackFrames.open``: over every call)."""
+    return CallNumbering.of(r, trace_id, trace_calls(r, trace_id))
 
 
 def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Store) -> None:
@@ -16,7 +27,7 @@ def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Sto
     with store.read() as r:
         calls = trace_calls(r, trace_id)
         live = [c.position for c in live_calls(r, trace_id, calls)]
-        numbering = call_numbering(r, trace_id)
+        numbering = _scrubbers(r, trace_id)
         choices = call_choices(r, trace_id)
         last = numbering.last_current()
         assert last is not None and last.call.call_index is not None
@@ -36,3 +47,24 @@ def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Sto
     assert gone_report.label == f"a call {ABANDONED}"
     assert diff is not None and diff.before_label == f"call {len(live) - 1}"
     assert diff.after_label == "next call" and next_diff == diff
+
+
+def test_a_trace_without_call_records_lists_no_calls_and_derives_none(store: Store) -> None:
+    """The Context pane lists recorded calls only: for a long imported-like trace it must
+    not number a derived call per assistant message (minutes at 1M messages) to list none."""
+    trace_id = write_long_trace(store, 400).id
+    with store.read() as r:
+        derived = _scrubbers(r, trace_id)  # the scrubber's numbering derives them
+        recorded = recorded_numbering(r, trace_id)
+        choices = call_choices(r, trace_id)
+        next_diff = last_call_diff(r, trace_id)
+    assert derived.total > 0 and not any(n.call.recorded for n in derived.calls)
+    assert recorded.calls == () and recorded.total == 0
+    assert choices == [] and next_diff is None
+
+
+def test_the_recorded_numbering_is_the_numbering_of_a_recording_trace(store: Store) -> None:
+    trace_id = write_sample(store).id
+    store.rewind(trace_id, 20)
+    with store.read() as r:
+        assert recorded_numbering(r, trace_id) == _scrubbers(r, trace_id)

@@ -47,8 +47,7 @@ def test_band_preview_apply_adds_a_boundary(
 ) -> None:
     model = window.timeline.model
     bands_before = list(model.bands)
-    row = model.view_row_of_band(0)
-    assert row is not None
+    row = next(i for i in range(model.rowCount()) if model.locate(i)[0] == "band")
     window.timeline.select_view_row(row)
     band = window.timeline.selected_record()
     assert isinstance(band, Band) and band.level == "goal"

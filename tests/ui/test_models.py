@@ -117,7 +117,7 @@ def test_timeline_model_on_100k_messages_fetches_only_what_is_asked(
         n_bands = len(model.bands)
         assert n_bands == BIG // 5000 - 1
         assert model.rowCount() == BIG + n_bands
-        assert model.pages_fetched == 0, "opening fetches no rows"
+        assert model.page_cache.fetched == 0, "opening fetches no rows"
         # the last rows: the last message is sequence BIG-1 (a straight line)
         last = model.row_record(model.rowCount() - 1)
         assert isinstance(last, TimelineRow) and last.sequence == BIG - 1
@@ -134,12 +134,12 @@ def test_timeline_model_on_100k_messages_fetches_only_what_is_asked(
         live = model.data(model.index(model.view_row_of(BIG - 1)), InContextRole)  # type: ignore[arg-type]
         dead = model.data(model.index(model.view_row_of(10)), InContextRole)  # type: ignore[arg-type]
         assert live is True and dead is False
-        assert model.pages_fetched <= 8
-        assert model.cached_pages <= model.max_pages
+        assert model.page_cache.fetched <= 8
+        assert len(model.page_cache) <= model.max_pages
         # sweeping the whole model keeps the cache bounded
         for view_row in range(0, model.rowCount(), 997):
             model.row_record(view_row)
-        assert model.cached_pages <= model.max_pages
+        assert len(model.page_cache) <= model.max_pages
         model.set_filter(list(range(0, BIG, 1000)))
         qtmodeltester.check(model)
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from core.inspector.call_numbers import ABANDONED, call_numbering
+from core.inspector.call_numbers import ABANDONED, CallNumbering
 from core.inspector.timeline import TimelineRow
 from core.records import Trace
+from core.replay.calls import trace_calls
 from core.store import Store
 from tests.ui.conftest import settle
 from ui.main_window import MainWindow
@@ -20,7 +21,7 @@ from ui.main_window import MainWindow
 
 def _numbering(sample_path: Path, trace_id: str) -> Any:
     with Store.open(sample_path) as s, s.read() as r:
-        return call_numbering(r, trace_id)
+        return CallNumbering.of(r, trace_id, trace_calls(r, trace_id))  # the scrubber's
 
 
 def _indexed(qtbot: Any, win: MainWindow) -> Any:

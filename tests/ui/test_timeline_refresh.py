@@ -99,7 +99,7 @@ def test_a_page_of_a_slow_store_loads_while_the_ui_thread_runs(
     long_window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tl = long_window.timeline
-    gate, released, open_gate = _gated(monkeypatch, "main_path_page")
+    gate, released, open_gate = _gated(monkeypatch, "main_path_previews")  # what a page reads
     ticks: list[int] = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
@@ -109,6 +109,11 @@ def test_a_page_of_a_slow_store_loads_while_the_ui_thread_runs(
     tl.view.viewport().repaint()
     row = tl.view.rowAt(tl.view.viewport().height() // 2)
     assert tl.model.index(row).data(RowRole) is LOADING, "a placeholder while the page loads"
+    rect = tl.view.visualRect(tl.model.index(row))
+    shot = tl.view.viewport().grab().toImage()
+    y = rect.top() + (rect.height() - 1) // 2
+    bar, gap = shot.pixelColor(rect.left() + 160, y), shot.pixelColor(rect.left() + 100, y)
+    assert bar != gap, "the placeholder's preview bar is drawn (the gap before it is not)"
     qtbot.waitUntil(lambda: not tl.loading, timeout=20_000)
     timer.stop()
     assert released and all(released), "the read waited for the UI thread's timer"

@@ -9,8 +9,8 @@ through the style first and then draws its own content on top.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtCore import QObject, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.inspector.bands import Band
@@ -33,6 +33,10 @@ ROLE_LETTER = {"system": "S", "user": "U", "assistant": "A", "tool": "T"}
 
 
 class TimelineDelegate(QStyledItemDelegate):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._placeholders: dict[tuple[int, int, int, float], QPixmap] = {}
+
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         return QSize(400, ROW_HEIGHT)
 
@@ -72,21 +76,20 @@ class TimelineDelegate(QStyledItemDelegate):
 
     # -- rows still loading ----------------------------------------------------------------
     def _paint_loading(self, p: QPainter, option: QStyleOptionViewItem) -> None:
-        """Grey shapes where the role icon, the number and the preview will be."""
+        """Grey shapes where the role icon, the number and the preview will be: one cached
+        pixmap per row size and colour. A fast scroll paints little else, and each Qt call
+        hands the GIL to a page being read and waits to get it back."""
         style = option.widget.style() if option.widget else QApplication.style()
         style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p, option.widget)
-        shade = QColor(option.palette.color(QPalette.ColorRole.Text))
-        shade.setAlpha(40)
-        r = option.rect
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(shade)
-        x = r.left() + 6
-        p.drawEllipse(QRect(x, r.center().y() - 8, 18, 18))
-        p.drawRoundedRect(QRect(x + 26, r.center().y() - 4, 40, 9), 4, 4)
-        width = max(0, min(r.width() - 190, 520))
-        p.drawRoundedRect(QRect(x + 122, r.center().y() - 4, width, 9), 4, 4)
-        p.drawRoundedRect(QRect(r.right() - 66, r.center().y() - 4, 60, 9), 4, 4)
+        shade = option.palette.color(QPalette.ColorRole.Text).rgb()
+        ratio = p.device().devicePixelRatioF()
+        key = (option.rect.width(), option.rect.height(), shade, ratio)
+        pixmap = self._placeholders.get(key)
+        if pixmap is None:
+            if len(self._placeholders) > 8:  # resized or restyled: the old ones are done
+                self._placeholders.clear()
+            pixmap = self._placeholders[key] = _placeholder(option.rect.size(), shade, ratio)
+        p.drawPixmap(option.rect.topLeft(), pixmap)
 
     # -- message rows ---------------------------------------------------------------------
     def _paint_row(
@@ -268,3 +271,23 @@ class TimelineDelegate(QStyledItemDelegate):
 
 def dark_mode(palette: QPalette) -> bool:
     return is_dark(palette)
+
+
+def _placeholder(size: QSize, text_rgb: int, ratio: float) -> QPixmap:
+    """The shapes of a loading row: the role icon, the number, the preview, the tokens."""
+    pixmap = QPixmap(round(size.width() * ratio), round(size.height() * ratio))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    shade = QColor(text_rgb)
+    shade.setAlpha(40)
+    p = QPainter(pixmap)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(shade)
+    x, mid, width = 6, (size.height() - 1) // 2, size.width()  # as QRect.center()
+    p.drawEllipse(QRect(x, mid - 8, 18, 18))
+    p.drawRoundedRect(QRect(x + 26, mid - 4, 40, 9), 4, 4)
+    p.drawRoundedRect(QRect(x + 122, mid - 4, max(0, min(width - 190, 520)), 9), 4, 4)
+    p.drawRoundedRect(QRect(width - 67, mid - 4, 60, 9), 4, 4)
+    p.end()
+    return pixmap

@@ -3,9 +3,10 @@
 Like Anki's browser table it keeps only what it needs: the path as a few line segments,
 the compaction bands (one per boundary), and a bounded cache of row pages
 (``ui/timeline/pages.py:PageCache``). ``rowCount`` is the path length plus the bands;
-painting a row asks for its page (``Reader.main_path_page``, one index range scan) on the
-task runner and shows a placeholder (``LOADING``) until it arrives, so the cost grows with
-what is visible, not with the trace, and a frame never waits for the store.
+painting a row asks for its page (``Reader.main_path_previews``: index range scans of
+the fields a row shows) on the task runner and shows a placeholder (``LOADING``) until it
+arrives, so the cost grows with what is visible, not with the trace, and a frame never
+waits for the store.
 
 View rows interleave bands with messages: a band anchored after path row ``p`` sits right
 after that row. With ``set_filter`` the model shows only the given path rows (no bands).
@@ -21,7 +22,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from core.inspector.bands import Band
 from core.inspector.membership import ContextMembership
-from core.inspector.timeline import TimelineRow, row_of
+from core.inspector.timeline import READ_CHARS, TimelineRow, row_of
 from core.store import Store
 from core.store.paths import Segment
 from ui.panes.table_model import read_only_flags
@@ -71,8 +72,9 @@ class TimelineModel(QAbstractListModel):
         super().__init__(parent)
         self.page_size = page_size
         self.max_pages = max_pages
-        self._pages = PageCache(max_pages, runner, parent=self)
-        self._pages.loaded.connect(self._page_arrived)
+        self.page_cache = PageCache(max_pages, runner, parent=self)
+        """The row pages in memory (bounded; ``fetched`` counts the reads of this path)."""
+        self.page_cache.loaded.connect(self._page_arrived)
         self.store: Store | None = None
         self.trace_id: str | None = None
         self.head: int | None = None
@@ -112,7 +114,7 @@ class TimelineModel(QAbstractListModel):
         self.matches = frozenset()
         self._filter = None
         self.playback = None
-        self._pages.reset(self._fetch if store is not None and trace_id is not None else None)
+        self.page_cache.reset(self._fetch if store is not None and trace_id is not None else None)
         self.endResetModel()
 
     def clear(self) -> None:
@@ -142,7 +144,7 @@ class TimelineModel(QAbstractListModel):
         if last >= first:
             self.beginInsertRows(QModelIndex(), first, last)
         for page_no in {max(0, self.length - 1) // self.page_size, self.length // self.page_size}:
-            self._pages.forget(page_no)  # the old last page was partial
+            self.page_cache.forget(page_no)  # the old last page was partial
         self.segments, self.length, self.forks = segments, length, forks
         self._set_bands(bands)
         if last >= first:
@@ -190,10 +192,6 @@ class TimelineModel(QAbstractListModel):
         self._filter = sorted(path_rows) if path_rows is not None else None
         self.endResetModel()
 
-    @property
-    def filtered(self) -> bool:
-        return self._filter is not None
-
     def _changed_all(self) -> None:
         n = self.rowCount()
         if n:
@@ -223,9 +221,6 @@ class TimelineModel(QAbstractListModel):
             return i if i < len(self._filter) and self._filter[i] == path_row else None
         return path_row + bisect_left(self._after_rows, path_row)
 
-    def view_row_of_band(self, band_index: int) -> int | None:
-        return None if self._filter is not None else self._band_rows[band_index]
-
     def row_record(self, view_row: int) -> TimelineRow | Band | None:
         if not 0 <= view_row < self.rowCount():
             return None
@@ -243,7 +238,7 @@ class TimelineModel(QAbstractListModel):
 
     def cached_path_row(self, sequence: int) -> int | None:
         """The path row of message ``sequence`` if it is on a page in memory."""
-        for page_no, page in self._pages.items():
+        for page_no, page in self.page_cache.items():
             for offset, row in enumerate(page):
                 if row.sequence == sequence:
                     return page_no * self.page_size + offset
@@ -253,13 +248,13 @@ class TimelineModel(QAbstractListModel):
         """The row, fetched here and now when its page is not cached (blocking: for code
         that needs one row's record; painting uses ``loaded_row``)."""
         page_no, offset = divmod(path_row, self.page_size)
-        page = self._pages.get(page_no)
+        page = self.page_cache.get(page_no)
         return page[offset] if offset < len(page) else None
 
     def loaded_row(self, path_row: int) -> TimelineRow | Loading | None:
         """The row if its page is cached; else ``LOADING`` and its page is requested."""
         page_no, offset = divmod(path_row, self.page_size)
-        page = self._pages.want(page_no)
+        page = self.page_cache.want(page_no)
         if page is None:
             return LOADING
         return page[offset] if offset < len(page) else None
@@ -273,9 +268,9 @@ class TimelineModel(QAbstractListModel):
 
     def seed(self, page_no: int, rows: list[TimelineRow]) -> None:
         """A page read ahead with the path (the one the view opens on); counted as
-        fetched, so ``pages_fetched`` stays the number of pages read for this path."""
-        self._pages.fetched += 1
-        self._pages.keep(page_no, rows)
+        fetched, so ``page_cache.fetched`` stays the number of pages read for this path."""
+        self.page_cache.fetched += 1
+        self.page_cache.keep(page_no, rows)
 
     def _page_arrived(self, page_no: int) -> None:
         first = page_no * self.page_size
@@ -291,15 +286,7 @@ class TimelineModel(QAbstractListModel):
     @property
     def loading(self) -> bool:
         """Some page is still on its way."""
-        return self._pages.loading
-
-    @property
-    def pages_fetched(self) -> int:
-        return self._pages.fetched
-
-    @property
-    def cached_pages(self) -> int:
-        return len(self._pages)
+        return self.page_cache.loading
 
     # -- Qt data ---------------------------------------------------------------------------
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -389,7 +376,7 @@ def fetch_page(
     with store.read() as r:
         for offset in range(start, start + page_size, FETCH_CHUNK):
             size = min(FETCH_CHUNK, start + page_size - offset)
-            msgs = r.main_path_page(trace_id, offset, size, segments=segments)
+            msgs = r.main_path_previews(trace_id, offset, size, segments, READ_CHARS)
             out.extend(row_of(m, forks.get(m.sequence, ())) for m in msgs)
             time.sleep(0)
             if len(msgs) < size:
