@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
 from core.errors import CtxlensError
 
+HELP = "edit a message and continue into a new trace"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("fork", help="edit a message and continue into a new trace")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--at", type=int, required=True, metavar="SEQ", help="the message to edit")
     p.add_argument(
@@ -29,7 +31,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--compare", action="store_true", help="add a comparison with the source")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def _content(path: str) -> str:

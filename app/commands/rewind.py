@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 
+HELP = "move the head of a trace back to a message"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("rewind", help="move the head of a trace back to a message")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--to", type=int, required=True, metavar="SEQ", help="message sequence")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:
