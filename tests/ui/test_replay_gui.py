@@ -25,7 +25,7 @@ from core.replay.playback import Playback, PlaybackState
 from core.store import Store
 from tests.conftest import TRACES
 from tests.helpers.shared_demo import demo_copy
-from tests.ui.conftest import settle
+from tests.ui.conftest import choose, settle
 from ui.main_window import MainWindow
 from ui.panes.goals import GoalTreeModel
 from ui.replay.install import ReplayUi
@@ -326,7 +326,7 @@ def test_rerun_with_a_smaller_window_opens_the_comparison(
     qtbot.waitUntil(lambda: dialog.start.count() > 1, timeout=20_000)
     assert dialog.start.currentData() == ui.playback.frames.stops[20], "the scrubber's call"
     dialog.start.setCurrentIndex(dialog.start.findData(0))
-    dialog.set_value("window", 8000)
+    choose(dialog.editors["window"], 8000)
     assert dialog.options().settings == ("window=8000",)
     assert "--set window=8000" in dialog.command.text()
     progress: list[Any] = []

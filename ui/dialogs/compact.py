@@ -11,6 +11,7 @@ the retention report; Apply records exactly what was previewed
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -54,7 +55,7 @@ from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskRunner
-from ui.theme import set_accent
+from ui.widgets import accent_label
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -152,11 +153,7 @@ class CompactDialog(QDialog):
         self.headline.setWordWrap(True)
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.headline.setStyleSheet("QLabel#compactHeadline { font-weight: bold; }")
-        self.error = QLabel("")
-        self.error.setObjectName("compactError")
-        self.error.setWordWrap(True)
-        set_accent(self.error, "error")
-        self.error.setVisible(False)
+        self.error = accent_label("error", "compactError")
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)
         status.addWidget(self.busy)
@@ -234,9 +231,6 @@ class CompactDialog(QDialog):
             goal_mode=str(self.goal_mode.currentData()),
         )
 
-    def set_level(self, level: str) -> None:
-        self.level.setCurrentIndex(self.level.findData(level))
-
     def _level_changed(self) -> None:
         self._describe_level()
         self.preview()
@@ -254,15 +248,12 @@ class CompactDialog(QDialog):
             self._fail(RuntimeError("no trace is open"))
             return
         req, model = self.request(), self.model_settings
-        self._busy(True)
-        self.apply_button.setEnabled(False)
         self.error.setVisible(False)
-        self.runner.submit(
+        self._submit(
             f"compaction preview ({req.level})",
-            lambda _c: run_preview(store, trace_id, req, model),
+            lambda: run_preview(store, trace_id, req, model),
             self._previewed,
-            on_error=self._fail,
-            key="compact-preview",
+            "compact-preview",
         )
 
     def _previewed(self, cp: CompactPreview) -> None:
@@ -285,15 +276,25 @@ class CompactDialog(QDialog):
         store, cp = self.session.store, self.current
         if store is None or cp is None or not cp.can_apply:
             return
+        self._submit(
+            f"apply {cp.request.level} compaction",
+            lambda: commit(store, cp),
+            self._applied,
+            "compact-apply",
+        )
+
+    def _submit(
+        self,
+        title: str,
+        work: Callable[[], CompactPreview],
+        done: Callable[[CompactPreview], None],
+        key: str,
+    ) -> None:
+        """Run ``work`` off the UI thread (a preview or the apply), busy and unable to apply
+        until ``done`` or ``_fail`` gets its outcome."""
         self._busy(True)
         self.apply_button.setEnabled(False)
-        self.runner.submit(
-            f"apply {cp.request.level} compaction",
-            lambda _c: commit(store, cp),
-            self._applied,
-            on_error=self._fail,
-            key="compact-apply",
-        )
+        self.runner.submit(title, lambda _c: work(), done, on_error=self._fail, key=key)
 
     def _applied(self, cp: CompactPreview) -> None:
         self._busy(False)

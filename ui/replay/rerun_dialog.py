@@ -46,7 +46,7 @@ from core.replay.rerun import ReplayOptions
 from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
-from ui.theme import set_accent
+from ui.widgets import accent_label
 
 Editor = QSpinBox | QDoubleSpinBox | QComboBox
 
@@ -118,11 +118,7 @@ class RerunDialog(QDialog):
         self.status = QLabel("")
         self.status.setObjectName("rerunStatus")
         self.status.setWordWrap(True)
-        self.error = QLabel("")
-        self.error.setObjectName("rerunError")
-        self.error.setWordWrap(True)
-        set_accent(self.error, "error")
-        self.error.setVisible(False)
+        self.error = accent_label("error", "rerunError")
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Re-run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.run_button.setObjectName("rerunButton")
@@ -178,13 +174,6 @@ class RerunDialog(QDialog):
         for key, editor in self.editors.items():
             out[key] = editor.currentData() if isinstance(editor, QComboBox) else editor.value()
         return out
-
-    def set_value(self, key: str, value: Any) -> None:
-        editor = self.editors[key]
-        if isinstance(editor, QComboBox):
-            editor.setCurrentIndex(editor.findData(value))
-        else:
-            editor.setValue(value)
 
     def options(self) -> ReplayOptions:
         """The replay as chosen (raises ``InvalidInputError`` for a bad extra setting)."""

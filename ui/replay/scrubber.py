@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspector.playback import PlaybackFrame
-from ui.theme import set_accent
+from ui.widgets import accent_label
 
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 """Calls per second."""
@@ -90,11 +90,7 @@ class ScrubberBar(QWidget):
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.linkActivated.connect(lambda _link: self._index_asked())
-        self.notes = QLabel("")
-        self.notes.setObjectName("playbackNotes")
-        self.notes.setWordWrap(True)
-        set_accent(self.notes, "warning")
-        self.notes.setVisible(False)
+        self.notes = accent_label("warning", "playbackNotes")
 
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
