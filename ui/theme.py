@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 ROLE_COLORS = {
     "system": "#7c6f64",
@@ -117,6 +117,17 @@ def set_accent(widget: QWidget, accent: str) -> None:
     app = QApplication.instance()
     dark = isinstance(app, QApplication) and is_dark(app.palette())
     _restyle(widget, "dark" if dark else "light")
+
+
+def accent_note(name: str, accent: str) -> QLabel:
+    """A hidden, word-wrapped line for an ``error`` or a ``warning`` in its accent colour
+    (a dialog shows it when it has something to say)."""
+    label = QLabel("")
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    set_accent(label, accent)
+    label.setVisible(False)
+    return label
 
 
 def is_dark(p: QPalette) -> bool:

@@ -1,13 +1,11 @@
 """Constructors of the small widgets panes and dialogs make the same way: a named button
-with its tip and action, and a wrapped error or warning note."""
+with its tip and action (the hidden error or warning note is ``ui/theme.py:accent_note``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QLabel, QPushButton
-
-from ui.theme import set_accent
+from PySide6.QtWidgets import QPushButton
 
 
 def push_button(
@@ -21,15 +19,3 @@ def push_button(
     button.setEnabled(enabled)
     button.clicked.connect(on_click)
     return button
-
-
-def accent_label(accent: str, name: str = "", hidden: bool = True) -> QLabel:
-    """A wrapped note in the ``error`` or ``warning`` accent of the theme
-    (``ui/theme.py:set_accent``), hidden until it has something to say."""
-    label = QLabel("")
-    if name:
-        label.setObjectName(name)
-    label.setWordWrap(True)
-    set_accent(label, accent)
-    label.setVisible(not hidden)
-    return label

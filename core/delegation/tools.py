@@ -53,6 +53,7 @@ from core.delegation.validator import (
     unread_refs,
 )
 from core.errors import CtxlensError
+from core.run.subagents import shared_with_child
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
 
 AGENT = "agent"
@@ -236,12 +237,8 @@ def _child_runner(parent: Any, child_id: str, name: str) -> Any:
         parent.model,
         config,
         tools=frozen,
-        skills=parent.skills,
-        events=parent.events,
-        slimmers=parent.slimmers,
-        clock=parent.clock,
-        wall_clock=parent.wall_clock,
         delegation=settings,
+        **shared_with_child(parent),
     )
 
 

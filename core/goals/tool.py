@@ -16,38 +16,36 @@ from typing import Any
 from core.goals.tree import GoalTree
 from core.goals.views import compact_view
 from core.records import GoalEvent
+from core.tool_schema import function_schema
 
 TOOL_NAME = "goal"
 
 #: OpenAI function schema of the tool, for the tool registry.
-GOAL_TOOL_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": TOOL_NAME,
-        "description": (
-            "Plan and track the task as a tree of goals. add: new goal title(s); under: "
-            "parent goal id for add; focus: goal id to work on; done: goal id finished "
-            "(default: the focus) with summary; abandon: goal id dropped with reason."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "add": {
-                    "anyOf": [
-                        {"type": "string"},
-                        {"type": "array", "items": {"type": "string"}},
-                    ]
-                },
-                "under": {"type": "string"},
-                "focus": {"type": "string"},
-                "done": {"type": "string"},
-                "summary": {"type": "string"},
-                "abandon": {"type": "string"},
-                "reason": {"type": "string"},
+GOAL_TOOL_SCHEMA: dict[str, Any] = function_schema(
+    TOOL_NAME,
+    (
+        "Plan and track the task as a tree of goals. add: new goal title(s); under: "
+        "parent goal id for add; focus: goal id to work on; done: goal id finished "
+        "(default: the focus) with summary; abandon: goal id dropped with reason."
+    ),
+    {
+        "type": "object",
+        "properties": {
+            "add": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}},
+                ]
             },
+            "under": {"type": "string"},
+            "focus": {"type": "string"},
+            "done": {"type": "string"},
+            "summary": {"type": "string"},
+            "abandon": {"type": "string"},
+            "reason": {"type": "string"},
         },
     },
-}
+)
 
 
 class GoalError(ValueError):

@@ -17,30 +17,28 @@ from core.records import ToolCall
 from core.refs.budget import BudgetDecision, ContextLoad, GrantCost
 from core.refs.grants import GrantLedger, GrantPlan, GrantRequest
 from core.store.reader import Reader
+from core.tool_schema import function_schema
 
 READ_REF = "read_ref"
 
 
 def read_ref_schema() -> dict[str, Any]:
     """OpenAI function schema of ``read_ref``."""
-    return {
-        "type": "function",
-        "function": {
-            "name": READ_REF,
-            "description": "Load a ref's content (tool output, image, evidence window) into "
-            "the context. Charged to the context budget; read big text refs in slices.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "ref": {"type": "string", "description": "ref id, e.g. out-3f9a1c2b7e4d"},
-                    "reason": {"type": "string", "description": "why you need it"},
-                    "offset": {"type": "integer", "description": "first character (text)"},
-                    "length": {"type": "integer", "description": "characters to read (text)"},
-                },
-                "required": ["ref"],
+    return function_schema(
+        READ_REF,
+        "Load a ref's content (tool output, image, evidence window) into "
+        "the context. Charged to the context budget; read big text refs in slices.",
+        {
+            "type": "object",
+            "properties": {
+                "ref": {"type": "string", "description": "ref id, e.g. out-3f9a1c2b7e4d"},
+                "reason": {"type": "string", "description": "why you need it"},
+                "offset": {"type": "integer", "description": "first character (text)"},
+                "length": {"type": "integer", "description": "characters to read (text)"},
             },
+            "required": ["ref"],
         },
-    }
+    )
 
 
 def parse_request(call: ToolCall) -> GrantRequest | str:

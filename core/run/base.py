@@ -50,6 +50,7 @@ from core.skills import SkillRegistry, skill_tool_schema
 from core.store import Store
 from core.store.writer import Writer
 from core.tokens.counter import estimate_prompt_tokens
+from core.tool_schema import function_schema
 
 INTRINSIC = (
     "goal",
@@ -400,14 +401,7 @@ def _replace_config(config: RunConfig, **changes: Any) -> RunConfig:
 
 
 def _schema(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
+    return function_schema(name, description, {"type": "object", "properties": properties})
 
 
 def _read_ref_schema() -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -12,6 +13,14 @@ from core.context.nudges import BackgroundNotice
 from core.run.base import RunnerCore, _replace_config
 from core.run.tools import ToolRegistry
 from core.store import schema as t
+
+CHILD_SHARES = ("skills", "events", "slimmers", "clock", "wall_clock")
+"""What a child runner (a subagent, a delegated child) takes from its parent as it is."""
+
+
+def shared_with_child(parent: RunnerCore) -> dict[str, Any]:
+    """``parent``'s ``CHILD_SHARES``: keyword arguments of the child runner's constructor."""
+    return {name: getattr(parent, name) for name in CHILD_SHARES}
 
 
 class SubagentSupport(RunnerCore):
@@ -49,16 +58,12 @@ class SubagentSupport(RunnerCore):
             self.model,
             config,
             tools=tools if tools is not None else self.tools.restricted(),
-            skills=self.skills,
             hooks=self.hooks,
-            events=self.events,
-            slimmers=self.slimmers,
-            clock=self.clock,
-            wall_clock=self.wall_clock,
             agent_name=agent,
             branch_type="subagent",
             branch_id=recorded[0] if recorded else f"{agent}-{uuid.uuid4().hex[:8]}",
             fork_at=self.turn.call_message.sequence,
+            **shared_with_child(self),
         )
         child._cancel = self._cancel
         await self.hooks.fire("subagent_start", {"agent": agent, "task": task})

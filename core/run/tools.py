@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import InvalidInputError
+from core.tool_schema import function_schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +56,7 @@ class Tool:
     """Safe for a restricted (subagent) registry."""
 
     def schema(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        return function_schema(self.name, self.description, self.parameters)
 
     async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = self.handler(arguments, ctx)

@@ -12,6 +12,7 @@ from typing import Any
 
 from core.skills.registry import SkillRegistry
 from core.skills.skill import Skill
+from core.tool_schema import function_schema
 
 SKILL_TOOL = "skill"
 
@@ -30,18 +31,15 @@ class SkillToolResult:
 
 def skill_tool_schema() -> dict[str, Any]:
     """OpenAI function schema of the ``skill`` tool."""
-    return {
-        "type": "function",
-        "function": {
-            "name": SKILL_TOOL,
-            "description": "Load a skill (a strategy document) by name into the context.",
-            "parameters": {
-                "type": "object",
-                "properties": {"name": {"type": "string", "description": "skill name"}},
-                "required": ["name"],
-            },
+    return function_schema(
+        SKILL_TOOL,
+        "Load a skill (a strategy document) by name into the context.",
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string", "description": "skill name"}},
+            "required": ["name"],
         },
-    }
+    )
 
 
 def skill_call_arguments(name: str) -> str:

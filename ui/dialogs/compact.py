@@ -54,8 +54,8 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.split_pages import labelled_page, splitter
-from ui.tasks import TaskRunner
-from ui.widgets import accent_label
+from ui.tasks import TaskControl, TaskRunner
+from ui.theme import accent_note
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -153,7 +153,7 @@ class CompactDialog(QDialog):
         self.headline.setWordWrap(True)
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.headline.setStyleSheet("QLabel#compactHeadline { font-weight: bold; }")
-        self.error = accent_label("error", "compactError")
+        self.error = accent_note("compactError", "error")
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)
         status.addWidget(self.busy)
@@ -251,14 +251,12 @@ class CompactDialog(QDialog):
         self.error.setVisible(False)
         self._submit(
             f"compaction preview ({req.level})",
-            lambda: run_preview(store, trace_id, req, model),
+            lambda _c: run_preview(store, trace_id, req, model),
             self._previewed,
             "compact-preview",
         )
 
     def _previewed(self, cp: CompactPreview) -> None:
-        self._busy(False)
-        self.current = cp
         self.headline.setText(cp.headline())
         self.diff.set_rows(cp.rows)
         self.retention.set_records(cp.retention)
@@ -278,29 +276,33 @@ class CompactDialog(QDialog):
             return
         self._submit(
             f"apply {cp.request.level} compaction",
-            lambda: commit(store, cp),
+            lambda _c: commit(store, cp),
             self._applied,
             "compact-apply",
         )
 
-    def _submit(
-        self,
-        title: str,
-        work: Callable[[], CompactPreview],
-        done: Callable[[CompactPreview], None],
-        key: str,
-    ) -> None:
-        """Run ``work`` off the UI thread (a preview or the apply), busy and unable to apply
-        until ``done`` or ``_fail`` gets its outcome."""
-        self._busy(True)
-        self.apply_button.setEnabled(False)
-        self.runner.submit(title, lambda _c: work(), done, on_error=self._fail, key=key)
-
     def _applied(self, cp: CompactPreview) -> None:
-        self._busy(False)
-        self.current = cp
         self.applied.emit(cp)
         self.accept()
+
+    def _submit(
+        self,
+        label: str,
+        work: Callable[[TaskControl], CompactPreview],
+        then: Callable[[CompactPreview], None],
+        key: str,
+    ) -> None:
+        """Run ``work`` off the UI thread, busy and without Apply meanwhile; its preview
+        becomes ``current`` before ``then`` sees it (a failure goes to ``_fail``)."""
+        self._busy(True)
+        self.apply_button.setEnabled(False)
+
+        def done(cp: CompactPreview) -> None:
+            self._busy(False)
+            self.current = cp
+            then(cp)
+
+        self.runner.submit(label, work, done, on_error=self._fail, key=key)
 
     def _fail(self, exc: BaseException) -> None:
         self._busy(False)

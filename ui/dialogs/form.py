@@ -12,7 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLayout, QSpinBox, QVBoxLayout, QWidget
 
 from core.errors import CtxlensError
-from ui.widgets import accent_label
+from ui.theme import accent_note
 
 Button = QDialogButtonBox.StandardButton
 
@@ -63,7 +63,7 @@ class CheckedDialog(QDialog):
         super().__init__(parent)
         self.setObjectName(name)
         self.setWindowTitle(title)
-        self.error = accent_label("error", error_name)
+        self.error = accent_note(error_name, "error")
 
     def checked(self) -> Any:
         """What the dialog chose, checked: raises ``CtxlensError`` naming what is wrong."""

@@ -26,7 +26,7 @@ from core.replay.fork import OnDiverge, fork_options
 from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
-from ui.widgets import accent_label
+from ui.theme import set_accent
 
 AFTER_EDIT = (
     ("auto", "the demo's scripted model (stop for other traces)"),
@@ -69,7 +69,9 @@ class ForkDialog(QDialog):
             self.after.addItem(f"After the edit: {label}", value)
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.error = accent_label("error", hidden=False)
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        set_accent(self.error, "error")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.run_button = self.buttons.addButton(
             "Continue into a new trace", QDialogButtonBox.ButtonRole.AcceptRole

@@ -46,7 +46,7 @@ from core.replay.rerun import ReplayOptions
 from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
-from ui.widgets import accent_label
+from ui.theme import accent_note
 
 Editor = QSpinBox | QDoubleSpinBox | QComboBox
 
@@ -118,7 +118,7 @@ class RerunDialog(QDialog):
         self.status = QLabel("")
         self.status.setObjectName("rerunStatus")
         self.status.setWordWrap(True)
-        self.error = accent_label("error", "rerunError")
+        self.error = accent_note("rerunError", "error")
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Re-run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.run_button.setObjectName("rerunButton")

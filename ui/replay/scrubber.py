@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspector.playback import PlaybackFrame
-from ui.widgets import accent_label
+from ui.theme import accent_note
 
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 """Calls per second."""
@@ -90,7 +90,7 @@ class ScrubberBar(QWidget):
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.linkActivated.connect(lambda _link: self._index_asked())
-        self.notes = accent_label("warning", "playbackNotes")
+        self.notes = accent_note("playbackNotes", "warning")
 
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
