@@ -57,7 +57,8 @@ def _endpoint(metadata: Any) -> Any:
 
 def run(ctx: CliContext) -> int:
     from app.commands.replay import emit_rerun
-    from core.replay.fork import fork
+    from core.replay.fork import fork_options
+    from core.replay.rerun import replay
 
     a = ctx.args
     content = _content(a.content_file)
@@ -67,7 +68,8 @@ def run(ctx: CliContext) -> int:
         source = r.find_trace(a.trace)
         before = r.message(source.id, a.at) if a.at >= 0 else None
     endpoint = _endpoint(source.metadata) if a.model == "endpoint" else None
-    result = fork(store, a.trace, a.at, content, mode, endpoint)  # type: ignore[arg-type]
+    opts = fork_options(store, a.trace, a.at, content, on_diverge=mode, endpoint=endpoint)  # type: ignore[arg-type]
+    result = replay(store, *opts)
     with store.read() as r:
         after = r.message(result.trace_id, a.at)
     out = result.to_json()

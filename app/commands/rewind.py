@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
-
-if TYPE_CHECKING:
-    from core.delegation.snapshots import RefGrant
 
 HELP = "move the head of a trace back to a message"
 
@@ -20,6 +16,7 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.delegation.report import ref_json
     from core.delegation.snapshots import dropped_by_rewind
     from core.delegation.store import grants_made
 
@@ -31,20 +28,10 @@ def run(ctx: CliContext) -> int:
     with store.read() as r:
         length = r.main_path_length(tr.id)
     result = {"trace_id": tr.id, "from": old, "to": new, "head": new, "main_path_length": length}
-    result["grants_ended"] = [_grant(g) for g in ending]
+    result["grants_ended"] = [{"holder": g.holder, **ref_json(g)} for g in ending]
     if ctx.args.json:
         ctx.emit_json(result)
         return 0
     ended = f"; ended {len(ending)} ref grants it made after #{new}" if ending else ""
     ctx.out.write(f"{tr.id}: head {old} -> {new} ({length} messages on the main path{ended})\n")
     return 0
-
-
-def _grant(g: RefGrant) -> dict[str, Any]:
-    return {
-        "holder": g.holder,
-        "ref_id": g.ref_id,
-        "version": g.version,
-        "granted_at_sequence": g.granted_at_sequence,
-        "dropped": g.dropped,
-    }

@@ -64,6 +64,8 @@ class ToolLine:
 
 @dataclass(frozen=True, slots=True)
 class PromptSection:
+    """One part of the prompt, named as in ``SECTION_ORDER``."""
+
     name: str
     text: str
 
