@@ -1,7 +1,9 @@
 """The ``ctxlens`` command: global options, subcommand registry, one error policy.
 
-Each subcommand lives in ``app/commands/<name>.py`` with ``register(subparsers)``; its
-handler gets a ``CliContext`` and returns an exit code. Expected failures raise
+Each subcommand lives in ``app/commands/<name>.py`` and declares only what is its own:
+``HELP``, optionally ``DESCRIPTION`` and ``RUN_SETTINGS``, ``arguments(parser)`` and the
+handler ``run(ctx)``, which gets a ``CliContext`` and returns an exit code (``add_command``
+builds the parser from them). Expected failures raise
 ``CtxlensError`` and become one line on stderr with exit code 2; nothing prints a traceback
 for bad input.
 """
@@ -14,9 +16,11 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any
 
 import core.demo  # noqa: F401  (registers how demo traces run again: core/run/rerunners.py)
+from app.run_settings import add_set_argument, settings_parser_options
 from core.errors import CtxlensError
 
 #: Subcommand modules, in help order. Adding a command = one module + one line here.
@@ -117,7 +121,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or command_name(name) == only:
-            importlib.import_module(name).register(sub)
+            add_command(sub, importlib.import_module(name))
+    return parser
+
+
+def add_command(sub: Any, command: ModuleType) -> argparse.ArgumentParser:
+    """The parser of one command module: named after the module (``command_name``), its
+    ``HELP``/``DESCRIPTION``, ``--set`` when it declares ``RUN_SETTINGS``, then its own
+    ``arguments``; ``run`` handles it."""
+    options = settings_parser_options() if getattr(command, "RUN_SETTINGS", False) else {}
+    parser: argparse.ArgumentParser = sub.add_parser(
+        command_name(command.__name__),
+        help=command.HELP,
+        description=getattr(command, "DESCRIPTION", None),
+        **options,
+    )
+    if options:
+        add_set_argument(parser)
+    command.arguments(parser)
+    parser.set_defaults(handler=command.run)
     return parser
 
 

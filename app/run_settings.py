@@ -19,11 +19,13 @@ class _SettingsHelp(argparse.RawDescriptionHelpFormatter):
         super().add_text(text)
 
 
-def add_parser(sub: Any, name: str, **kw: Any) -> argparse.ArgumentParser:
-    """A subcommand parser whose help ends with the list of run settings."""
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name, epilog=_MARK, formatter_class=_SettingsHelp, **kw
-    )
+def settings_parser_options() -> dict[str, Any]:
+    """``add_parser`` options that end a command's help with the list of run settings."""
+    return {"epilog": _MARK, "formatter_class": _SettingsHelp}
+
+
+def add_set_argument(parser: argparse.ArgumentParser) -> None:
+    """The repeatable ``--set KEY=VALUE``."""
     parser.add_argument(
         "--set",
         action="append",
@@ -31,4 +33,3 @@ def add_parser(sub: Any, name: str, **kw: Any) -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a run setting (listed below), e.g. --set micro_keep_recent=6; repeatable",
     )
-    return parser

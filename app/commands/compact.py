@@ -7,6 +7,7 @@ removed, context_after, retention {refs, constraints, completed_steps, skills: {
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +39,10 @@ class _Choices:
         return iter(self._values())
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("compact", help="preview or apply a compaction level on a trace")
+HELP = "preview or apply a compaction level on a trace"
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE", help="trace id (or a unique prefix)")
     p.add_argument(
         "--level",
@@ -61,27 +64,21 @@ def register(sub: Any) -> None:
         help="%(choices)s",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(handler=run)
 
 
 def config_from(args: Any) -> CompactionConfig:
     from core.context.compaction import CompactionConfig
 
-    cfg = CompactionConfig()
-    changes: dict[str, Any] = {}
     if args.window is not None and args.window <= 0:
         raise InvalidInputError(f"--window must be a positive number of tokens, not {args.window}")
     if args.threshold is not None and not 0 < args.threshold <= 1:
         raise InvalidInputError(f"--threshold must be in (0, 1], not {args.threshold}")
-    if args.window is not None:
-        changes["window"] = args.window
-    if args.threshold is not None:
-        changes["threshold"] = args.threshold
-    if args.goal_mode is not None:
-        changes["goal_mode"] = args.goal_mode
-    from dataclasses import replace
-
-    return replace(cfg, **changes)
+    given = {
+        name: value
+        for name in ("window", "threshold", "goal_mode")
+        if (value := getattr(args, name)) is not None
+    }
+    return CompactionConfig(**given)
 
 
 def run(ctx: CliContext) -> int:

@@ -3,21 +3,21 @@ metrics) as JSON or a self-contained HTML report (``core/replay/compare.py``).""
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Any
 
 from app.cli import CliContext
 from core.atomic_write import write_atomically
 from core.errors import CtxlensError
 
+HELP = "compare two traces (a run and its replay)"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("compare", help="compare two traces (a run and its replay)")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report here")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
 
+HELP = "the message list the model received at a call"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("context", help="the message list the model received at a call")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument(
         "--call",
@@ -20,7 +22,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true")
     add_price_options(p)
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

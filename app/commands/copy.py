@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import sys
 import time
+from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
 from core.errors import ConflictError, CtxlensError
 
+HELP = "copy traces between stores (file <-> team store)"
+DESCRIPTION = """Copy traces losslessly; traces already present are skipped, an interrupted copy
+leaves nothing partial and re-running finishes it."""
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "copy",
-        help="copy traces between stores (file <-> team store)",
-        description="Copy traces losslessly; traces already present are skipped, an "
-        "interrupted copy leaves nothing partial and re-running finishes it.",
-    )
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--from", dest="source", required=True, metavar="URL", help="source store")
     p.add_argument("--to", dest="dest", required=True, metavar="URL", help="destination store")
     p.add_argument("traces", nargs="*", metavar="TRACE", help="trace ids (default: all)")
@@ -31,7 +30,6 @@ def register(sub: Any) -> None:
     p.add_argument("--to-objects", metavar="DIR|s3://…", help="checkpoint blobs of the destination")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(handler=run)
 
 
 def _open(target: str, objects: str | None, create: bool) -> Any:

@@ -4,16 +4,17 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
 
+HELP = "the delegation tree of a trace (anchor, briefs, refs)"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("delegation", help="the delegation tree of a trace (anchor, briefs, refs)")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
-from app.run_settings import add_parser
+
+HELP = "run the demo scenario against the scripted model"
+RUN_SETTINGS = True  # --set and the settings help (app/run_settings.py)
 
 
-def register(sub: Any) -> None:
-    p = add_parser(sub, "demo", help="run the demo scenario against the scripted model")
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=200, help="most model calls (default 200)")
     p.add_argument("--window", type=int, default=16_000, help="context window in tokens")
     p.add_argument(
@@ -35,7 +36,6 @@ def register(sub: Any) -> None:
         "ref_chars_total, validator_chars, max_depth); repeatable",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

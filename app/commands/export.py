@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
@@ -10,12 +11,13 @@ from app.cli import CliContext
 FORMATS = ("json", "otlp")
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("export", help="export a trace")
+HELP = "export a trace"
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--format", default="json", choices=FORMATS)
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
 from core.errors import CtxlensError
 
+HELP = "edit a message and continue into a new trace"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("fork", help="edit a message and continue into a new trace")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--at", type=int, required=True, metavar="SEQ", help="the message to edit")
     p.add_argument(
@@ -29,7 +31,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--compare", action="store_true", help="add a comparison with the source")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def _content(path: str) -> str:
@@ -56,7 +57,8 @@ def _endpoint(metadata: Any) -> Any:
 
 def run(ctx: CliContext) -> int:
     from app.commands.replay import emit_rerun
-    from core.replay.fork import fork
+    from core.replay.fork import fork_options
+    from core.replay.rerun import replay
 
     a = ctx.args
     content = _content(a.content_file)
@@ -66,7 +68,8 @@ def run(ctx: CliContext) -> int:
         source = r.find_trace(a.trace)
         before = r.message(source.id, a.at) if a.at >= 0 else None
     endpoint = _endpoint(source.metadata) if a.model == "endpoint" else None
-    result = fork(store, a.trace, a.at, content, mode, endpoint)  # type: ignore[arg-type]
+    opts = fork_options(store, a.trace, a.at, content, on_diverge=mode, endpoint=endpoint)  # type: ignore[arg-type]
+    result = replay(store, *opts)
     with store.read() as r:
         after = r.message(result.trace_id, a.at)
     out = result.to_json()

@@ -6,14 +6,15 @@ Qt is imported only inside ``run`` so every other command stays fast.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 from core.errors import CtxlensError
 
+HELP = "open the inspector window"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("gui", help="open the inspector window")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument(
         "file",
         nargs="?",
@@ -29,7 +30,6 @@ def register(sub: Any) -> None:
         help="render the window at 1600x1000 once the trace has loaded, save it, exit",
     )
     p.add_argument("--settings", metavar="FILE.ini", help=argparse.SUPPRESS)
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 
@@ -20,17 +20,15 @@ FORMAT_CHOICES = (
 )
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "import",
-        help="import trace files or folders into the store",
-        description="Import traces. A folder imports every trace it holds. Files already "
-        "imported (same content) are reported, not duplicated.",
-    )
+HELP = "import trace files or folders into the store"
+DESCRIPTION = """Import traces. A folder imports every trace it holds. Files already imported
+(same content) are reported, not duplicated."""
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--format", default="auto", choices=FORMAT_CHOICES)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
 from core.errors import InvalidInputError
 
+HELP = "record every model call an agent makes (point its base URL here)"
+DESCRIPTION = """An HTTP proxy for OpenAI Chat Completions, OpenAI Responses and Anthropic
+Messages: each call is recorded into the store as it streams."""
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "proxy",
-        help="record every model call an agent makes (point its base URL here)",
-        description="An HTTP proxy for OpenAI Chat Completions, OpenAI Responses and "
-        "Anthropic Messages: each call is recorded into the store as it streams.",
-    )
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--upstream", required=True, metavar="URL", help="the provider's base URL")
     p.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT")
     p.add_argument(
@@ -26,7 +25,6 @@ def register(sub: Any) -> None:
         help="seconds to wait for the upstream (connect, and between two chunks)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -3,19 +3,22 @@ call, with other settings, into a new trace (``core/replay/rerun.py``)."""
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
-from app.run_settings import add_parser
 
 if TYPE_CHECKING:
     from core.replay.rerun import ReplayResult
     from core.store import Store
 
 
-def register(sub: Any) -> None:
-    p = add_parser(sub, "replay", help="re-run a trace with its recorded responses")
+HELP = "re-run a trace with its recorded responses"
+RUN_SETTINGS = True  # --set and the settings help (app/run_settings.py)
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument(
         "--from-call", type=int, default=0, metavar="N", help="re-run from main-agent call N"
@@ -30,7 +33,6 @@ def register(sub: Any) -> None:
     p.add_argument("--title", metavar="TEXT")
     p.add_argument("--compare", action="store_true", help="add a comparison with the source")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

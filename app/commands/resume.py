@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 
+HELP = "continue a run from its checkpoint"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("resume", help="continue a run from its checkpoint")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--checkpoint", type=int, metavar="GEN", help="checkpoint generation")
     p.add_argument(
@@ -21,7 +22,6 @@ def register(sub: Any) -> None:
     p.add_argument("--model", metavar="NAME")
     p.add_argument("--max-steps", type=int, metavar="N", help="most model calls from here")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

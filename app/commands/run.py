@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
-from app.run_settings import add_parser
+
+HELP = "run a task against an OpenAI-compatible endpoint"
+RUN_SETTINGS = True  # --set and the settings help (app/run_settings.py)
 
 
-def register(sub: Any) -> None:
-    p = add_parser(sub, "run", help="run a task against an OpenAI-compatible endpoint")
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--base-url", required=True, metavar="URL", help="e.g. http://host/v1")
     p.add_argument("--model", required=True, metavar="NAME")
     p.add_argument("--fallback-model", metavar="NAME")
@@ -52,7 +54,6 @@ def register(sub: Any) -> None:
         "its own '## NAME' section",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

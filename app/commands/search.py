@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
 
+HELP = (
+    "search every trace: text, tool:, role:, kind:, goal:, model:, source:, "
+    "after:/before:DATE, has:compaction|error, cost>USD, tokens>N, trace:ID"
+)
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "search",
-        help="search every trace: text, tool:, role:, kind:, goal:, model:, source:, "
-        "after:/before:DATE, has:compaction|error, cost>USD, tokens>N, trace:ID",
-    )
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("query", metavar="QUERY", help="e.g. 'render_chart role:tool has:error'")
     p.add_argument("--limit", type=int, default=200, help="at most this many hits (200)")
     p.add_argument("--json", action="store_true")
     add_price_options(p)
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -6,7 +6,7 @@ The checks are in ``app/selftest.py``; packaging runs ``<bundle>/ctxlens --self-
 from __future__ import annotations
 
 import sys
-from typing import Any
+from argparse import ArgumentParser
 
 from app.cli import CliContext
 
@@ -21,19 +21,16 @@ CHECK_NAMES = (
 )
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "self-test",
-        help="check this installation (encodings, migrations, demo store, Qt, window)",
-        description="Open a temporary demo store offscreen, render the main window once and "
-        "check the shipped encodings and migrations, without the network. Prints one "
-        "'ok: …' or 'FAIL: …' line per check; exit 0 only when all pass. Never touches "
-        "your own store or settings.",
-    )
+HELP = "check this installation (encodings, migrations, demo store, Qt, window)"
+DESCRIPTION = """Open a temporary demo store offscreen, render the main window once and check
+the shipped encodings and migrations, without the network. Prints one 'ok: …' or 'FAIL: …' line
+per check; exit 0 only when all pass. Never touches your own store or settings."""
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument(
         "--only", action="append", choices=CHECK_NAMES, metavar="CHECK", help="run one check"
     )
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

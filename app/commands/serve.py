@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
@@ -13,18 +14,16 @@ DEFAULT = "127.0.0.1:4318"
 MODEL_DEFAULT = "127.0.0.1:8765"
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "serve",
-        help="receive live traces (OTLP/HTTP on 127.0.0.1:4318); serve a fault-injecting model",
-        description="Run until interrupted. --otlp [HOST:PORT] takes OTLP/HTTP "
-        "trace exports (POST /v1/traces, protobuf or JSON, gzip) from any OpenTelemetry "
-        "exporter; GenAI and OpenInference spans become messages and model calls. "
-        "--model [HOST:PORT] serves an OpenAI-compatible /v1/chat/completions (an echo model, "
-        "streamed or not) that fails as real providers do for the requests --fault names, to "
-        "try an agent's retries, fallbacks and timeouts. Listens on loopback unless another "
-        "host is given; port 0 picks a free port.",
-    )
+HELP = "receive live traces (OTLP/HTTP on 127.0.0.1:4318); serve a fault-injecting model"
+DESCRIPTION = """Run until interrupted. --otlp [HOST:PORT] takes OTLP/HTTP trace exports (POST
+/v1/traces, protobuf or JSON, gzip) from any OpenTelemetry exporter; GenAI and OpenInference
+spans become messages and model calls. --model [HOST:PORT] serves an OpenAI-compatible
+/v1/chat/completions (an echo model, streamed or not) that fails as real providers do for the
+requests --fault names, to try an agent's retries, fallbacks and timeouts. Listens on loopback
+unless another host is given; port 0 picks a free port."""
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--otlp", nargs="?", const=DEFAULT, metavar="HOST:PORT")
     p.add_argument("--model", nargs="?", const=MODEL_DEFAULT, metavar="HOST:PORT")
     p.add_argument(
@@ -40,7 +39,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--max-bytes", type=int, default=32 << 20, help="largest accepted body")
     p.add_argument("--json", action="store_true", help="one JSON object per event, per line")
-    p.set_defaults(handler=run)
 
 
 def _fault_help() -> str:

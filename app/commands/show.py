@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from argparse import ArgumentParser
 from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
@@ -11,13 +12,14 @@ if TYPE_CHECKING:
     from core.records import Message
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("show", help="show the main path of a trace")
+HELP = "show the main path of a trace"
+
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE", help="trace id (or a unique prefix)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--limit", type=int, default=None, help="show at most N messages")
     p.add_argument("--offset", type=int, default=0, help="start at main-path row N")
-    p.set_defaults(handler=run)
 
 
 def message_row(m: Message, in_context: bool) -> dict[str, Any]:

@@ -9,17 +9,18 @@ recorded usage and the price table (``core/cost/``) on both paths.
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from typing import Any
 
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
 
+HELP = "list the traces in the store"
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("traces", help="list the traces in the store")
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_price_options(p)
-    p.set_defaults(handler=run)
 
 
 def listing(ctx: CliContext) -> list[Any]:

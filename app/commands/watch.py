@@ -5,26 +5,24 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from app.cli import CliContext
 
+HELP = "follow Claude Code / Codex session folders into the store as they grow"
+DESCRIPTION = """Tail session files (Claude Code, Codex) into the store: new sessions become
+traces, appended lines new messages. With no folder: the Claude Code projects folder
+($CLAUDE_CONFIG_DIR), the Codex sessions folder ($CODEX_HOME) and the folders added in the GUI's
+Sources pane. A restart continues where it stopped."""
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "watch",
-        help="follow Claude Code / Codex session folders into the store as they grow",
-        description="Tail session files (Claude Code, Codex) into the store: new sessions "
-        "become traces, appended lines new messages. With no folder: the Claude Code projects "
-        "folder ($CLAUDE_CONFIG_DIR), the Codex sessions folder ($CODEX_HOME) and the folders "
-        "added in the GUI's Sources pane. A restart continues where it stopped.",
-    )
+
+def arguments(p: ArgumentParser) -> None:
     p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or session files) to watch")
     p.add_argument("--once", action="store_true", help="read what is there now, then exit")
     p.add_argument("--json", action="store_true", help="one JSON object per change, per line")
     p.add_argument("--interval", type=float, default=0.1, help="seconds between looks")
-    p.set_defaults(handler=run)
 
 
 def run(ctx: CliContext) -> int:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from core.context.synthetic_call import call_and_result
 from core.records import Message, NewMessage, ToolCall
 from core.store.writer import HEAD, Writer
 from core.tool_schema import function_schema
@@ -161,16 +162,13 @@ def context_injection_messages(
     iteration: int | None = None,
 ) -> tuple[NewMessage, NewMessage]:
     """The synthetic call and its result, both of kind ``injected_context``."""
-    common: dict[str, Any] = {
-        "kind": "injected_context",
-        "agent_name": agent_name,
-        "goal_id": goal_id,
-        "metadata": {"iteration": iteration},
-    }
-    call = ToolCall(call_id, GET_CURRENT_CONTEXT, "{}")
-    return (
-        NewMessage("assistant", "", tool_calls=(call,), **common),
-        NewMessage("tool", text, tool_call_id=call_id, name=GET_CURRENT_CONTEXT, **common),
+    return call_and_result(
+        ToolCall(call_id, GET_CURRENT_CONTEXT, "{}"),
+        text,
+        kind="injected_context",
+        agent_name=agent_name,
+        goal_id=goal_id,
+        metadata={"iteration": iteration},
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.context.synthetic_call import call_and_result
 from core.context.view import current_items
 from core.records import ContextItem, Message, NewMessage, SkillInjection, ToolCall
 from core.skills.registry import SkillRegistry
@@ -144,18 +145,15 @@ def skill_injection_messages(
     branch_id: str | None = None,
 ) -> tuple[NewMessage, NewMessage]:
     """The synthetic ``skill(name)`` call and its result, both of kind ``injected_skill``."""
-    common: dict[str, Any] = {
-        "kind": "injected_skill",
-        "agent_name": agent_name,
-        "goal_id": goal_id,
-        "branch_type": branch_type,
-        "branch_id": branch_id,
-        "metadata": {"skill": skill, "reason": reason},
-    }
-    call = ToolCall(call_id, SKILL_TOOL, skill_call_arguments(skill))
-    return (
-        NewMessage("assistant", "", tool_calls=(call,), **common),
-        NewMessage("tool", text, tool_call_id=call_id, name=SKILL_TOOL, **common),
+    return call_and_result(
+        ToolCall(call_id, SKILL_TOOL, skill_call_arguments(skill)),
+        text,
+        kind="injected_skill",
+        agent_name=agent_name,
+        goal_id=goal_id,
+        branch_type=branch_type,
+        branch_id=branch_id,
+        metadata={"skill": skill, "reason": reason},
     )
 
 

@@ -21,7 +21,6 @@ from core.skills.skill import Skill
 PromptSource = Literal["messages", "config", "preset", "default"]
 
 SECTION_ORDER = ("identity", "tools", "skills", "memory", "principles")
-STATIC_SECTIONS = frozenset({"identity", "principles"})
 
 DEFAULT_IDENTITY = (
     "You are a careful, methodical agent. You work through tasks step by step with the "
@@ -65,12 +64,10 @@ class ToolLine:
 
 @dataclass(frozen=True, slots=True)
 class PromptSection:
+    """One part of the prompt, named as in ``SECTION_ORDER``."""
+
     name: str
     text: str
-
-    @property
-    def static(self) -> bool:
-        return self.name in STATIC_SECTIONS
 
 
 @dataclass(frozen=True, slots=True)

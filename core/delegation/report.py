@@ -36,7 +36,7 @@ def delegation_report(
 def _node_json(
     r: Reader, here: Node, anchor: dict[str, Any], limits: DelegationLimits
 ) -> dict[str, Any]:
-    refs = [_ref_json(g) for g in grants_held(r, here.trace_id)]
+    refs = [ref_json(g) for g in grants_held(r, here.trace_id)]
     held = [x for x in refs if x["dropped"] is None]
     return {
         "anchor": anchor,
@@ -88,7 +88,8 @@ def _brief_json(r: Reader, trace_id: str, limits: DelegationLimits) -> dict[str,
     }
 
 
-def _ref_json(g: RefGrant) -> dict[str, Any]:
+def ref_json(g: RefGrant) -> dict[str, Any]:
+    """A grant as the ``refs`` of ``ctxlens delegation --json`` show it."""
     return {
         "ref_id": g.ref_id,
         "version": g.version,

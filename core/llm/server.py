@@ -23,6 +23,7 @@ from http import HTTPStatus
 from typing import Any
 
 from core.llm.backend import BackendReply, ChatBackend, ChatRequest, UsageMeter
+from core.llm.connections import OpenConnections
 from core.llm.faults import Fault, FaultBoard, prompt_too_long_body
 from core.llm.secrets import Secret
 from core.llm.settings import ModelSettings
@@ -94,7 +95,7 @@ class ModelServer:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
-        self._conns: set[asyncio.Task[Any]] = set()
+        self._conns = OpenConnections()
         self._error: BaseException | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -162,9 +163,7 @@ class ModelServer:
             await self._stopping.wait()
         finally:
             server.close()
-            for task in list(self._conns):
-                task.cancel()
-            await asyncio.gather(*self._conns, return_exceptions=True)
+            await self._conns.end_all()
             await server.wait_closed()
             await asyncio.sleep(0)  # let closed transports finish
 
@@ -192,23 +191,11 @@ class ModelServer:
             self._on_request(served)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._conns.add(task)
-        try:
-            while True:
-                req = await _read_request(reader)
-                if req is None or not await self._respond(req, writer):
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
-        except asyncio.CancelledError:
-            # stop() cancels open connections; ending quietly keeps asyncio's stream
-            # callback from logging the cancellation as an error.
-            pass
-        finally:
-            self._conns.discard(task)
-            writer.close()
+        async def exchange() -> bool:
+            req = await _read_request(reader)
+            return req is not None and await self._respond(req, writer)
+
+        await self._conns.serve(writer, exchange, quiet=(ValueError,))  # ValueError: bad HTTP
 
     async def _respond(self, req: _Http, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; return whether the connection stays open."""

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from core.fields_json import FieldsJson
+from core.llm.connections import OpenConnections
 from core.proxy.assemble import Assembled, assembly_for
 from core.proxy.http import (
     LAST_CHUNK,
@@ -77,7 +78,7 @@ class ProxyServer:
         self.on_call = on_call
         self.status = ProxyStatus(name, "starting", f"{host}:{port}", self.upstream)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-proxy-store")
-        self._conns: set[asyncio.Task[Any]] = set()
+        self._conns = OpenConnections()
         self._client: httpx.AsyncClient | None = None
         self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
@@ -111,9 +112,7 @@ class ProxyServer:
 
     async def _shutdown(self, server: asyncio.Server) -> None:
         server.close()
-        for task in list(self._conns):
-            task.cancel()
-        await asyncio.gather(*self._conns, return_exceptions=True)
+        await self._conns.end_all()
         await server.wait_closed()
         if self._client is not None:
             await self._client.aclose()
@@ -168,24 +167,16 @@ class ProxyServer:
 
     # -- connections ---------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._conns.add(task)
-        try:
-            while True:
-                try:
-                    req = await read_request(reader, writer)
-                except BadRequest as exc:
-                    writer.write(_json_response(400, {"error": {"message": str(exc)}}, False))
-                    await writer.drain()
-                    break
-                if req is None or not await self._exchange(req, writer):
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            self._conns.discard(task)
-            writer.close()
+        async def exchange() -> bool:
+            try:
+                req = await read_request(reader, writer)
+            except BadRequest as exc:
+                writer.write(_json_response(400, {"error": {"message": str(exc)}}, False))
+                await writer.drain()
+                return False
+            return req is not None and await self._exchange(req, writer)
+
+        await self._conns.serve(writer, exchange)
 
     async def _exchange(self, req: Request, writer: asyncio.StreamWriter) -> bool:
         """Forward one request and stream its response back; whether to keep the connection."""

@@ -11,13 +11,12 @@ untouched; ``metadata.replay_of.edited_sequence`` names the edited message.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Literal
 
 from core.errors import InvalidInputError
 from core.llm.settings import ModelSettings
 from core.replay.calls import CallRef, live_calls, trace_calls
-from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
+from core.replay.rerun import ReplayOptions
 from core.store import Store
 
 OnDiverge = Literal["stop", "live", "auto"]
@@ -41,12 +40,13 @@ def fork_options(
     trace_id: str,
     sequence: int,
     content: str,
+    *,
     on_diverge: OnDiverge = "auto",
-    title: str | None = None,
     endpoint: ModelSettings | None = None,
 ) -> tuple[str, ReplayOptions]:
     """(source trace id, the re-run options of the fork), checking the message exists on
-    the trace's main path; ``endpoint``: a configured model answers after the edit."""
+    the trace's main path; ``endpoint``: a configured model answers after the edit. The
+    fork runs as any re-run: ``core/replay/rerun.py:replay(store, *fork_options(…))``."""
     with store.read() as r:
         source = r.find_trace(trace_id)
         rows = r.path_rows(source.id, [sequence], r.segments(source.id))
@@ -58,19 +58,6 @@ def fork_options(
         calls = trace_calls(r, source.id)
         live = live_calls(r, source.id, calls)
     at = fork_call(live, sequence)
-    name = title or f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
+    name = f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
     opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content), endpoint=endpoint)
     return source.id, opts
-
-
-def fork(
-    store: Store,
-    trace_id: str,
-    sequence: int,
-    content: str,
-    on_diverge: OnDiverge = "auto",
-    endpoint: ModelSettings | None = None,
-) -> ReplayResult:
-    """Fork trace ``trace_id`` with message ``sequence`` edited to ``content`` and re-run it."""
-    source, opts = fork_options(store, trace_id, sequence, content, on_diverge, None, endpoint)
-    return asyncio.run(replay_async(store, source, opts))

@@ -197,10 +197,6 @@ class Playback:
     def __len__(self) -> int:
         return len(self.calls)
 
-    def main_positions(self) -> list[int]:
-        """Positions of the main agent's calls (the scrubber's default stops)."""
-        return [c.position for c in self.calls if c.agent_name == "main"]
-
     # -- one call ---------------------------------------------------------------------------
     def state(self, reader: Reader, position: int) -> PlaybackState:
         if not 0 <= position < len(self.calls):

@@ -30,12 +30,6 @@ SQLITE = [
 POSTGRESQL = [f"CREATE INDEX ix_messages_search ON messages USING gin ({PG_BODY})"]
 
 
-def declared_elsewhere(name: str | None) -> bool:
-    """Whether a table or index name belongs to the full-text DDL here (schema comparisons
-    against ``core/store/schema.py`` leave these out)."""
-    return name in FTS_TABLES or name in PG_INDEXES
-
-
 def statements(dialect: str) -> list[str]:
     return {"sqlite": SQLITE, "postgresql": POSTGRESQL}.get(dialect, [])
 

@@ -284,9 +284,6 @@ class Reader:
         m = t.messages.c
         return self._messages_where(trace_id, m.line == line, order=m.depth)
 
-    def branch_messages(self, trace_id: str, branch_id: str) -> list[Message]:
-        return self._messages_where(trace_id, t.messages.c.branch_id == branch_id)
-
     def tool_result_for(self, trace_id: str, tool_call_id: str) -> list[Message]:
         return self._messages_where(trace_id, t.messages.c.tool_call_id == tool_call_id)
 

@@ -55,11 +55,18 @@ def test_rewind_on_the_command_line_ends_later_grants(demo_db: tuple[Path, str],
     _, out = cli("--db", str(db), "delegation", root, "--json")
     analyst = next(c for c in json.loads(out)["children"] if c["name"] == "root/analyst")
     before = analyst["call_sequence"] - 2  # the user message before the analyst call
-    code, _ = cli("--db", str(db), "rewind", root, "--to", str(before), "--json")
+    code, rewound = cli("--db", str(db), "rewind", root, "--to", str(before), "--json")
     assert code == 0
     _, out = cli("--db", str(db), "delegation", root, "--json")
     analyst = next(c for c in json.loads(out)["children"] if c["name"] == "root/analyst")
     assert {r["dropped"] for r in analyst["refs"]} == {f"rewind to {before}"}
+    ended = json.loads(rewound)["grants_ended"]  # the rewind says which grants it ended
+    assert {(g["holder"], g["ref_id"]) for g in ended} == {
+        (analyst["trace_id"], r["ref_id"]) for r in analyst["refs"]
+    }
+    assert {g["dropped"] for g in ended} == {f"rewind to {before}"}
+    code, text = cli("--db", str(db), "rewind", root, "--to", str(before))
+    assert code == 0 and "ref grants" not in text  # nothing left to end the second time
     detail = analyst["children"][0]
     assert detail["refs"][0]["dropped"] is None  # granted by the analyst, not by the root
 

@@ -203,7 +203,9 @@ def test_side_branch_injection_stays_off_the_main_path(store: Store) -> None:
         )
     with store.read() as r:
         assert r.main_path_sequences(tr.id) == [user.sequence]
-        assert [m.sequence for m in r.branch_messages(tr.id, "r1")] == [m.sequence for m in msgs]
+        assert [m.sequence for m in r.all_messages(tr.id) if m.branch_id == "r1"] == [
+            m.sequence for m in msgs
+        ]
 
 
 # -- the decision as a property ---------------------------------------------------------

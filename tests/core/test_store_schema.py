@@ -11,9 +11,9 @@ from sqlalchemy import create_engine
 
 from core.store import Store
 from core.store.engine import HEAD_REVISION
-from core.store.fulltext import declared_elsewhere
 from core.store.migrate import known_revisions, upgrade
 from core.store.schema import metadata
+from tests.helpers.schema import declared_elsewhere
 
 
 def _schema(db: Path) -> list[tuple[str, str]]:

@@ -16,9 +16,9 @@ from core.records import NewMessage
 from core.store import Store
 from core.store import schema as t
 from core.store.engine import HEAD_REVISION
-from core.store.fulltext import declared_elsewhere
 from core.store.migrate import upgrade
 from core.store.schema import metadata
+from tests.helpers.schema import declared_elsewhere
 from tests.servers.postgres import PgCluster, free_port
 
 

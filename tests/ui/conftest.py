@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
 from PySide6.QtCore import QStandardPaths
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from core.records import Trace
 from core.store import Store
@@ -93,6 +93,17 @@ def open_window(
     assert win.open_store(db)
     settle(qtbot, win)
     return win
+
+
+def choose(editor: Any, value: Any) -> None:
+    """Set ``editor`` as a user picking ``value`` would: a combo box to the item whose data
+    it is, a spin box to it (the same change signals fire)."""
+    if isinstance(editor, QComboBox):
+        index = editor.findData(value)
+        assert index >= 0, f"{editor.objectName()}: no item {value!r}"
+        editor.setCurrentIndex(index)
+    else:
+        editor.setValue(value)
 
 
 def settle(qtbot: Any, win: Any) -> None:

@@ -12,7 +12,7 @@ from core.inspector.bands import Band
 from core.inspector.compaction import CompactPreview
 from core.records import NewMessage, Trace
 from core.store import Store
-from tests.ui.conftest import settle
+from tests.ui.conftest import choose, settle
 from ui.dialogs.compact import CompactDialog
 from ui.main_window import MainWindow
 
@@ -33,7 +33,7 @@ def _open_dialog(
     assert window.runner.busy, "the dry run runs on the task runner, not in the click"
     qtbot.waitUntil(lambda: dialog.current is not None, timeout=20_000)
     if level is not None:
-        dialog.set_level(level)
+        choose(dialog.level, level)
         qtbot.waitUntil(
             lambda: dialog.current is not None and dialog.current.request.level == level,
             timeout=20_000,
@@ -83,7 +83,7 @@ def test_band_preview_apply_adds_a_boundary(
 def test_a_level_that_changes_nothing_cannot_be_applied(window: MainWindow, qtbot: Any) -> None:
     dialog, _cp = _open_dialog(window, qtbot)
     with qtbot.waitSignal(dialog.previewed, timeout=20_000) as sig:
-        dialog.set_level("snip")
+        choose(dialog.level, "snip")
     cp = sig.args[0]
     assert cp.request.level == "snip" and not cp.preview.outcome.compacted
     assert not dialog.apply_button.isEnabled()

@@ -57,7 +57,8 @@ def test_edit_a_message_and_continue_opens_the_comparison(
 def test_comparing_runs_of_different_lengths_warns(
     qtbot: Any, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    from core.replay.fork import fork
+    from core.replay.fork import fork_options
+    from core.replay.rerun import replay
     from ui.replay.compare_view import ComparisonWindow
     from ui.tasks import TaskRunner
 
@@ -67,7 +68,9 @@ def test_comparing_runs_of_different_lengths_warns(
     try:
         with store.read() as r:
             user = next(m for m in r.iter_main_path(source) if m.role == "user")
-        short = fork(store, source, user.sequence, EDITED, "stop")
+        short = replay(
+            store, *fork_options(store, source, user.sequence, EDITED, on_diverge="stop")
+        )
         assert short.stopped == "diverged"
         view = ComparisonWindow(store, runner, source, short.trace_id)
         qtbot.addWidget(view)

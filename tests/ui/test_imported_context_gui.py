@@ -19,6 +19,7 @@ from core.importers.api import import_paths
 from core.replay.playback import Playback
 from core.store import Store
 from tests.conftest import TRACES
+from tests.helpers.playback import main_positions
 from tests.ui.conftest import settle
 from ui.main_window import MainWindow
 from ui.settings import AppSettings
@@ -85,7 +86,7 @@ def test_context_pane_shows_recorded_calls_of_an_import(
     with Store.open(db) as s, s.read() as r:
         pb = Playback.open(r, res.trace_id)
     assert len(pb) == res.llm_calls
-    stop = pb.main_positions().index(pick.call_index)
+    stop = main_positions(pb).index(pick.call_index)
     bar = win.replay.playback
     bar.scrub(stop)
     qtbot.waitUntil(lambda: bar.frame is not None and bar.frame.stop == stop, timeout=30_000)

@@ -24,8 +24,9 @@ from core.replay.compare import Comparison
 from core.replay.playback import Playback, PlaybackState
 from core.store import Store
 from tests.conftest import TRACES
+from tests.helpers.playback import main_positions
 from tests.helpers.shared_demo import demo_copy
-from tests.ui.conftest import settle
+from tests.ui.conftest import choose, settle
 from ui.main_window import MainWindow
 from ui.panes.goals import GoalTreeModel
 from ui.replay.install import ReplayUi
@@ -82,7 +83,7 @@ def interesting_stop(db: Path, trace: str) -> tuple[int, int]:
     """A main call after a compaction, with a goal in progress and a grant made."""
     with Store.open(db) as s, s.read() as r:
         pb = Playback.open(r, trace)
-        for n, pos in enumerate(pb.main_positions()):
+        for n, pos in enumerate(main_positions(pb)):
             st = pb.state(r, pos)
             goals = st.goals.goals if st.goals is not None else ()
             if (
@@ -285,7 +286,7 @@ def test_imported_trace_says_what_it_does_not_record(
     scrub(qtbot, win, 0)
     with Store.open(db) as s, s.read() as r:
         pb = Playback.open(r, result.trace_id)
-        state = pb.state(r, pb.main_positions()[0])
+        state = pb.state(r, main_positions(pb)[0])
     assert state.goals is None and not state.context_recorded
     assert win.goals.empty.text() == "Goals: not recorded in this trace."
     assert win.goals.empty.isVisible() and not win.goals.tree.isVisible()
@@ -326,7 +327,7 @@ def test_rerun_with_a_smaller_window_opens_the_comparison(
     qtbot.waitUntil(lambda: dialog.start.count() > 1, timeout=20_000)
     assert dialog.start.currentData() == ui.playback.frames.stops[20], "the scrubber's call"
     dialog.start.setCurrentIndex(dialog.start.findData(0))
-    dialog.set_value("window", 8000)
+    choose(dialog.editors["window"], 8000)
     assert dialog.options().settings == ("window=8000",)
     assert "--set window=8000" in dialog.command.text()
     progress: list[Any] = []

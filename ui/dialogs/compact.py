@@ -231,9 +231,6 @@ class CompactDialog(QDialog):
             goal_mode=str(self.goal_mode.currentData()),
         )
 
-    def set_level(self, level: str) -> None:
-        self.level.setCurrentIndex(self.level.findData(level))
-
     def _level_changed(self) -> None:
         self._describe_level()
         self.preview()

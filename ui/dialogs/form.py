@@ -1,12 +1,18 @@
 """The pieces every settings dialog of the window is made of: a token-count box, the
 accept/cancel buttons whose accept checks the input first (the dialog stays open on bad
-input), and a column of rows."""
+input), a column of rows, and ``CheckedDialog``, which emits what was chosen only once it
+checks."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLayout, QSpinBox, QVBoxLayout, QWidget
+
+from core.errors import CtxlensError
+from ui.theme import accent_note
 
 Button = QDialogButtonBox.StandardButton
 
@@ -45,3 +51,31 @@ def column(dialog: QDialog, *rows: QWidget | QLayout) -> QVBoxLayout:
         else:
             layout.addWidget(row)
     return layout
+
+
+class CheckedDialog(QDialog):
+    """A dialog whose accept (``_accept``) emits ``chosen`` with ``checked()`` and closes;
+    a ``CtxlensError`` from it is shown in ``error`` instead and the dialog stays open."""
+
+    chosen = Signal(object)
+
+    def __init__(self, name: str, title: str, error_name: str, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWindowTitle(title)
+        self.error = accent_note(error_name, "error")
+
+    def checked(self) -> Any:
+        """What the dialog chose, checked: raises ``CtxlensError`` naming what is wrong."""
+        raise NotImplementedError
+
+    def _accept(self) -> None:
+        try:
+            value = self.checked()
+        except CtxlensError as exc:
+            self.error.setText(str(exc))
+            self.error.setVisible(True)
+            self.adjustSize()
+            return
+        self.accept()
+        self.chosen.emit(value)

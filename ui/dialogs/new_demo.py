@@ -4,10 +4,8 @@ and opens ready to Step or Run (``core/demo/scenario.py:create_demo_trace``)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QFormLayout,
     QLabel,
     QPlainTextEdit,
@@ -16,9 +14,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.demo.scenario import TASK, DemoOptions, demo_config
-from core.errors import CtxlensError
 from core.run.config import settings_help
-from ui.dialogs.form import accept_buttons, column, token_box
+from ui.dialogs.form import CheckedDialog, accept_buttons, column, token_box
 
 MODES = {
     "ctxlens": "ctxlens — goal, snip, micro and summary layers",
@@ -27,14 +24,11 @@ MODES = {
 }
 
 
-class NewDemoDialog(QDialog):
-    chosen = Signal(object)
-    """The ``DemoOptions`` to create a demo trace with."""
+class NewDemoDialog(CheckedDialog):
+    """Emits ``chosen`` with the ``DemoOptions`` to create a demo trace with."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("newDemoDialog")
-        self.setWindowTitle("New demo run")
+        super().__init__("newDemoDialog", "New demo run", "demoSettingsError", parent)
         defaults = DemoOptions()
         self.window_box = token_box(4_000, 1_000_000, 2_000, defaults.window, "demoWindow")
         self.mode = QComboBox()
@@ -52,11 +46,6 @@ class NewDemoDialog(QDialog):
         self.settings.setPlaceholderText("key=value, one per line (e.g. micro_keep_recent=6)")
         self.settings.setToolTip("Run settings and their defaults:\n" + settings_help())
         self.settings.setFixedHeight(64)
-        self.error = QLabel()
-        self.error.setObjectName("demoSettingsError")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b00020")
-        self.error.hide()
         task = QLabel(f"<b>Task</b>: {TASK}")
         task.setWordWrap(True)
         note = QLabel(
@@ -84,14 +73,7 @@ class NewDemoDialog(QDialog):
     def _mode_changed(self) -> None:
         self.window_box.setEnabled(self.mode.currentData() != "none")
 
-    def _accept(self) -> None:
+    def checked(self) -> DemoOptions:
         opts = self.options()
-        try:
-            demo_config(opts)  # a bad key or value is shown here, the dialog stays open
-        except CtxlensError as exc:
-            self.error.setText(str(exc))
-            self.error.show()
-            self.adjustSize()
-            return
-        self.accept()
-        self.chosen.emit(opts)
+        demo_config(opts)  # a bad key or value is shown, the dialog stays open
+        return opts

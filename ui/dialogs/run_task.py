@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QFormLayout,
     QLabel,
     QLineEdit,
@@ -19,20 +17,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import CtxlensError
 from core.llm.settings import ENV_BASE_URL, ENV_KEYS, ENV_MODEL
 from core.run.task_run import KEYRING_SERVICE, TaskRun, find_key, keyring_available
-from ui.dialogs.form import accept_buttons, column, token_box
+from ui.dialogs.form import CheckedDialog, accept_buttons, column, token_box
 
 
-class RunTaskDialog(QDialog):
-    chosen = Signal(object)
-    """The ``TaskRun`` to start."""
+class RunTaskDialog(CheckedDialog):
+    """Emits ``chosen`` with the ``TaskRun`` to start."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("runTaskDialog")
-        self.setWindowTitle("Run a task")
+        super().__init__("runTaskDialog", "Run a task", "taskError", parent)
         self.setMinimumWidth(520)
         self.base_url = QLineEdit(os.environ.get(ENV_BASE_URL, ""))
         self.base_url.setObjectName("taskBaseUrl")
@@ -55,10 +49,6 @@ class RunTaskDialog(QDialog):
         self.key_state.setObjectName("taskKeyState")
         self.window_box = token_box(4_000, 2_000_000, 8_000, 128_000)
         self.demo_tools = QCheckBox("Offer the demo world's tools")
-        self.error = QLabel()
-        self.error.setObjectName("taskError")
-        self.error.setStyleSheet("color: #b00020")
-        self.error.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Base URL", self.base_url)
         form.addRow("Model", self.model)
@@ -96,11 +86,5 @@ class RunTaskDialog(QDialog):
         where = "set" if source.startswith("env:") else "found"
         self.key_state.setText(f"✓ key {where}" if found else "✗ no key there")
 
-    def _accept(self) -> None:
-        try:
-            run = self.run().check()
-        except CtxlensError as exc:
-            self.error.setText(str(exc))
-            return
-        self.accept()
-        self.chosen.emit(run)
+    def checked(self) -> TaskRun:
+        return self.run().check()

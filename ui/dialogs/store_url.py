@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
@@ -18,10 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import CtxlensError
+from core.errors import InvalidInputError
 from core.inspector.store_url import has_password, strip_password, with_password
-from ui.dialogs.form import accept_buttons, column
-from ui.theme import set_accent
+from ui.dialogs.form import CheckedDialog, accept_buttons, column
 
 PLACEHOLDER = "postgresql+psycopg://user@host:5432/ctxlens"
 NOTE = (
@@ -30,14 +28,12 @@ NOTE = (
 )
 
 
-class StoreUrlDialog(QDialog):
+class StoreUrlDialog(CheckedDialog):
     chosen = Signal(str)
     """The URL to open, with the password joined in (never stored)."""
 
     def __init__(self, url: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("storeUrlDialog")
-        self.setWindowTitle("Open store URL")
+        super().__init__("storeUrlDialog", "Open store URL", "storeUrlError", parent)
         self.url = QLineEdit(strip_password(url))
         self.url.setObjectName("storeUrl")
         self.url.setPlaceholderText(PLACEHOLDER)
@@ -46,10 +42,6 @@ class StoreUrlDialog(QDialog):
         self.password.setObjectName("storePassword")
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("leave empty for trust or peer authentication")
-        self.error = QLabel("")
-        self.error.setObjectName("storeUrlError")
-        set_accent(self.error, "error")
-        self.error.setVisible(False)
         note = QLabel(NOTE)
         note.setWordWrap(True)
         form = QFormLayout()
@@ -64,19 +56,7 @@ class StoreUrlDialog(QDialog):
         url = self.url.text().strip()
         return url if has_password(url) else with_password(url, self.password.text())
 
-    def _accept(self) -> None:
-        url = self.url.text().strip()
-        if "://" not in url:
-            self._say("Enter a database URL such as " + PLACEHOLDER)
-            return
-        try:
-            target = self.target()
-        except CtxlensError as exc:
-            self._say(str(exc))
-            return
-        self.accept()
-        self.chosen.emit(target)
-
-    def _say(self, text: str) -> None:
-        self.error.setText(text)
-        self.error.setVisible(True)
+    def checked(self) -> str:
+        if "://" not in self.url.text():
+            raise InvalidInputError("Enter a database URL such as " + PLACEHOLDER)
+        return self.target()

@@ -1,10 +1,20 @@
-"""Small shared widgets: a table view with an empty-state message."""
+"""Small shared widgets: a table view with an empty-state message, a clickable tree view
+and the empty-state label of the tree panes."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QTreeView,
+    QWidget,
+)
 
 
 class RecordTable(QTableView):
@@ -37,3 +47,25 @@ class RecordTable(QTableView):
             )
             p.drawText(rect, int(flags), self.empty_text)
             p.end()
+
+
+def clickable_tree(
+    model: QAbstractItemModel, name: str, on_click: Callable[[QModelIndex], None]
+) -> QTreeView:
+    """A tree view over ``model`` with alternating rows; a click or Enter on a row calls
+    ``on_click`` with its index."""
+    tree = QTreeView()
+    tree.setObjectName(name)
+    tree.setModel(model)
+    tree.setAlternatingRowColors(True)
+    tree.clicked.connect(on_click)
+    tree.activated.connect(on_click)
+    return tree
+
+
+def empty_label(text: str) -> QLabel:
+    """The wrapped, top-left note a pane shows instead of an empty tree."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+    return label

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -24,10 +23,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
-    QLabel,
     QPlainTextEdit,
     QSplitter,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +38,9 @@ from core.inspector.delegation import (
     short,
     verdict_cell,
 )
+from ui.panes.common import clickable_tree, empty_label
+from ui.panes.table_model import horizontal_header
+from ui.panes.tree_model import PositionTreeModel
 from ui.session import Session
 from ui.tasks import TaskRunner
 
@@ -52,23 +52,20 @@ WIDE = 1000
 """Pane width (px) from which the detail sits beside the tree."""
 
 
-class DelegationTreeModel(QAbstractItemModel):
-    """Rows of a delegation tree; index ids are row positions + 1."""
+class DelegationTreeModel(PositionTreeModel):
+    """Rows of a delegation tree, one record per ``DelegationRow`` in ``rows``."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[DelegationRow] = []
         self.current: str | None = None
-        self._children: dict[int, list[int]] = {0: []}
 
     def set_rows(self, rows: list[DelegationRow], current: str | None) -> None:
         self.beginResetModel()
         self.rows, self.current = list(rows), current
-        self._children = {0: []}
-        for pos, row in enumerate(self.rows, start=1):
-            self._children.setdefault(pos, [])
-            parent = 0 if row.parent is None else row.parent + 1
-            self._children.setdefault(parent, []).append(pos)
+        self.set_parents(0 if row.parent is None else row.parent + 1 for row in self.rows)
         self.endResetModel()
 
     def row_at(self, index: Index) -> DelegationRow | None:
@@ -77,34 +74,8 @@ class DelegationTreeModel(QAbstractItemModel):
     def index_of(self, trace_id: str) -> QModelIndex:
         for pos, row in enumerate(self.rows, start=1):
             if row.trace_id == trace_id:
-                parent = 0 if row.parent is None else row.parent + 1
-                return self.createIndex(self._children[parent].index(pos), 0, pos)
+                return self.index_at(pos)
         return QModelIndex()
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
-        if parent.isValid() and parent.column() != 0:
-            return QModelIndex()
-        kids = self._children.get(parent.internalId() if parent.isValid() else 0, [])
-        if not (0 <= row < len(kids) and 0 <= column < len(HEADERS)):
-            return QModelIndex()
-        return self.createIndex(row, column, kids[row])
-
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
-        row = self.row_at(index)
-        if row is None or row.parent is None:
-            return QModelIndex()
-        pos = row.parent + 1
-        grand = self.rows[row.parent].parent
-        siblings = self._children[0 if grand is None else grand + 1]
-        return self.createIndex(siblings.index(pos), 0, pos)
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._children.get(parent.internalId() if parent.isValid() else 0, []))
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return len(HEADERS)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         row = self.row_at(index)
@@ -126,9 +97,7 @@ class DelegationTreeModel(QAbstractItemModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section] if 0 <= section < len(HEADERS) else None
-        return None
+        return horizontal_header(HEADERS, section, orientation, role)
 
 
 def _cell(n: dict[str, Any], col: int) -> str:
@@ -148,22 +117,15 @@ class DelegationPane(QWidget):
         self.setObjectName("delegationPane")
         self.session, self.runner = session, runner
         self.model = DelegationTreeModel(self)
-        self.tree = QTreeView()
-        self.tree.setObjectName("delegationTree")
-        self.tree.setModel(self.model)
-        self.tree.setAlternatingRowColors(True)
+        self.tree = clickable_tree(self.model, "delegationTree", self._clicked)
         header = self.tree.header()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        self.tree.clicked.connect(self._clicked)
-        self.tree.activated.connect(self._clicked)
         self.detail = QPlainTextEdit()
         self.detail.setObjectName("delegationDetail")
         self.detail.setReadOnly(True)
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.empty = QLabel(EMPTY_TEXT)
-        self.empty.setWordWrap(True)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.empty = empty_label(EMPTY_TEXT)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.detail)

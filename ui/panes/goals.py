@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -31,14 +30,15 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from core.inspector.goals import GoalNode, goal_outline
 from ui.icons import status_icon
+from ui.panes.common import clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
+from ui.panes.tree_model import PositionTreeModel
 from ui.plain import plain_label, plain_tip
 from ui.session import Session
 from ui.tasks import TaskRunner
@@ -50,27 +50,21 @@ NodeRole = Qt.ItemDataRole.UserRole + 2
 EMPTY_TEXT = "No goals recorded on this trace."
 
 
-class GoalTreeModel(QAbstractItemModel):
-    """Tree of goals. Index ids are positions in ``nodes`` + 1 (never Python pointers)."""
+class GoalTreeModel(PositionTreeModel):
+    """Tree of goals, one record per ``GoalNode`` in ``nodes``."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.nodes: list[GoalNode] = []
-        self._children: dict[int, list[int]] = {0: []}
-        self._parent: dict[int, int] = {}
         self._pos: dict[str, int] = {}
 
     def set_nodes(self, nodes: list[GoalNode]) -> None:
         self.beginResetModel()
         self.nodes = list(nodes)
         self._pos = {n.id: i + 1 for i, n in enumerate(self.nodes)}
-        self._children = {0: []}
-        self._parent = {}
-        for i, n in enumerate(self.nodes, start=1):
-            parent = self._pos.get(n.parent, 0) if n.parent else 0
-            self._parent[i] = parent
-            self._children.setdefault(parent, []).append(i)
-            self._children.setdefault(i, [])
+        self.set_parents(self._pos.get(n.parent, 0) if n.parent else 0 for n in self.nodes)
         self.endResetModel()
 
     def update_nodes(self, nodes: list[GoalNode]) -> bool:
@@ -88,37 +82,7 @@ class GoalTreeModel(QAbstractItemModel):
 
     def index_of(self, goal_id: str) -> QModelIndex:
         pos = self._pos.get(goal_id)
-        if pos is None:
-            return QModelIndex()
-        siblings = self._children[self._parent[pos]]
-        return self.createIndex(siblings.index(pos), 0, pos)
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
-        pid = parent.internalId() if parent.isValid() else 0
-        kids = self._children.get(pid, [])
-        if not (0 <= row < len(kids) and 0 <= column < len(HEADERS)):
-            return QModelIndex()
-        if parent.isValid() and parent.column() != 0:
-            return QModelIndex()
-        return self.createIndex(row, column, kids[row])
-
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
-        if not index.isValid():
-            return QModelIndex()
-        pid = self._parent.get(index.internalId(), 0)
-        if pid == 0:
-            return QModelIndex()
-        gpid = self._parent.get(pid, 0)
-        return self.createIndex(self._children[gpid].index(pid), 0, pid)
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        pid = parent.internalId() if parent.isValid() else 0
-        return len(self._children.get(pid, []))
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return len(HEADERS)
+        return QModelIndex() if pos is None else self.index_at(pos)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         n = self.node(index)
@@ -219,29 +183,21 @@ class GoalPane(QWidget):
     def __init__(self, session: Session, runner: TaskRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("goalPane")
-        self.session = session
-        self.runner = runner
+        self.session, self.runner = session, runner
         self.model = GoalTreeModel(self)
         self.chosen: str | None = None
         self._as_of: tuple[tuple[GoalNode, ...] | None, str] | None = None
         """What playback showed last (``None``: the current state)."""
-        self.tree = QTreeView()
-        self.tree.setObjectName("goalTree")
-        self.tree.setModel(self.model)
+        self.tree = clickable_tree(self.model, "goalTree", self._clicked)
         self.tree.setItemDelegate(GoalDelegate(self.tree))
         self.tree.setUniformRowHeights(False)
-        self.tree.setAlternatingRowColors(True)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col, width in ((1, 44), (2, 56)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             self.tree.setColumnWidth(col, width)
-        self.tree.clicked.connect(self._clicked)
-        self.tree.activated.connect(self._clicked)
-        self.empty = QLabel(EMPTY_TEXT)
-        self.empty.setWordWrap(True)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.empty = empty_label(EMPTY_TEXT)
         self.detail = plain_label(QLabel(""))
         self.detail.setObjectName("goalDetail")
         self.detail.setWordWrap(True)

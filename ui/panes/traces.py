@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QPushButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -37,6 +36,7 @@ from ui.panes.trace_tree import (
 from ui.session import Session
 from ui.settings import AppSettings
 from ui.tasks import TaskRunner
+from ui.widgets import push_button
 
 ANY_SCORE = "any score"
 FILTER_KEY = "traces/filter"
@@ -88,13 +88,13 @@ class TraceBrowser(QWidget):
         self.sort.setToolTip("Order of the list (the header sorts by any shown column too)")
         self.sort.addItems([label for label, _, _ in SORTS])
         self.sort.currentIndexChanged.connect(self._sort_chosen)
-        self.compare_button = QPushButton("Compare…")
-        self.compare_button.setObjectName("compareTraces")
-        self.compare_button.setToolTip(
-            "Select two traces (Ctrl+click the second) to compare them call by call"
+        self.compare_button = push_button(
+            "Compare…",
+            "compareTraces",
+            "Select two traces (Ctrl+click the second) to compare them call by call",
+            self._compare,
+            enabled=False,
         )
-        self.compare_button.setEnabled(False)
-        self.compare_button.clicked.connect(self._compare)
         self.hint = QLabel("Ctrl+click a second trace to compare")
         self.hint.setObjectName("compareHint")
         buttons = QHBoxLayout()

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -53,6 +52,7 @@ from ui.panes.table_model import Column, RecordTableModel
 from ui.replay.chart import TokenChart
 from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskRunner
+from ui.widgets import push_button
 
 Index = QModelIndex | QPersistentModelIndex
 ONLY_A = QColor(210, 70, 70, 60)
@@ -146,13 +146,13 @@ class ComparisonWindow(QWidget):
         self.heading.setObjectName("compareHeading")
         self.heading.setWordWrap(True)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_button = QPushButton("Export HTML report…")
-        self.export_button.setObjectName("exportButton")
-        self.export_button.setToolTip(
-            "One self-contained file (tables and the chart, no script or URL) to share"
+        self.export_button = push_button(
+            "Export HTML report…",
+            "exportButton",
+            "One self-contained file (tables and the chart, no script or URL) to share",
+            self.choose_export,
+            enabled=False,
         )
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.choose_export)
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
         top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)

@@ -101,7 +101,9 @@ class ForkDialog(QDialog):
         on_diverge: OnDiverge = "live" if endpoint is not None else mode
 
         def task(c: TaskControl) -> RerunOutcome:
-            source, opts = fork_options(store, trace_id, seq, content, on_diverge, None, endpoint)
+            source, opts = fork_options(
+                store, trace_id, seq, content, on_diverge=on_diverge, endpoint=endpoint
+            )
             return run_rerun(store, source, opts, c.cancel, c.report)
 
         self.job = self.runner.submit(

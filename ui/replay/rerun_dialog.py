@@ -175,13 +175,6 @@ class RerunDialog(QDialog):
             out[key] = editor.currentData() if isinstance(editor, QComboBox) else editor.value()
         return out
 
-    def set_value(self, key: str, value: Any) -> None:
-        editor = self.editors[key]
-        if isinstance(editor, QComboBox):
-            editor.setCurrentIndex(editor.findData(value))
-        else:
-            editor.setValue(value)
-
     def options(self) -> ReplayOptions:
         """The replay as chosen (raises ``InvalidInputError`` for a bad extra setting)."""
         pairs = settings_pairs(self.base, self.chosen(), self.extra.text())

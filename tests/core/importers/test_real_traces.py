@@ -185,7 +185,9 @@ def test_claude_code_usage_counted_once_and_compaction(store: Store) -> None:
         (sub,) = {
             m.branch_id: m for m in r.all_messages(res.trace_id) if m.branch_type == "subagent"
         }.values()
-        first = min(m.sequence for m in r.branch_messages(res.trace_id, sub.branch_id))
+        first = min(
+            m.sequence for m in r.all_messages(res.trace_id) if m.branch_id == sub.branch_id
+        )
         anchor = r.message(res.trace_id, r.message(res.trace_id, first).parent_sequence)
         assert any(tc.name == "Task" for tc in anchor.tool_calls)
 

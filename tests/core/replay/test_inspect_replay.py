@@ -29,6 +29,7 @@ from core.replay.rerun import ReplayOptions, replay
 from core.run.config import RunConfig
 from core.store import Store
 from tests.conftest import TRACES
+from tests.helpers.playback import main_positions
 
 OPENHANDS = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
 # SWE-agent 0.x logs no model calls (the OpenHands V0 trajectory records its responses).
@@ -44,7 +45,7 @@ def test_frames_shape_each_calls_state_for_the_panes(demo_store: tuple[Store, st
     with store.read() as r:
         frames = PlaybackFrames.open(r, trace_id)
         pb = frames.playback
-        assert frames.stops == pb.main_positions() and frames.notes == ""
+        assert frames.stops == main_positions(pb) and frames.notes == ""
         refs = {x.id: x for x in r.refs(trace_id)}
         for stop in range(0, len(frames.stops), 7):
             f = frames.frame(r, stop)

@@ -6,6 +6,7 @@ from core.context.view import current_items
 from core.goals import goal_tree_at
 from core.replay.playback import Playback
 from core.store import Store
+from tests.helpers.playback import main_positions
 
 
 def test_every_call_shows_its_own_head_goals_context_and_boundaries(
@@ -49,7 +50,7 @@ def test_skills_and_grants_exist_only_from_their_message_on(
         grants = r.grants(trace_id)
         assert records and grants
         first_grant = min(g.granted_at_sequence for g in grants if g.granted_at_sequence)
-        for pos in pb.main_positions():
+        for pos in main_positions(pb):
             state = pb.state(r, pos)
             head = state.head
             assert state.skills is not None and state.grants is not None
@@ -62,5 +63,5 @@ def test_skills_and_grants_exist_only_from_their_message_on(
             assert bool(state.grants) == (head >= first_grant)
             for g in state.grants:
                 assert g.revoked_at is None or g.revoked_at <= head
-        last = pb.state(r, pb.main_positions()[-1]).to_json()
+        last = pb.state(r, main_positions(pb)[-1]).to_json()
     assert last["goals"]["goals"] and last["tokens"]["cumulative_input"] > 0
