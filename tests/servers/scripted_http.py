@@ -4,6 +4,7 @@ apart, so framing lands split across reads), for the proxy's own upstream client
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -23,6 +24,8 @@ class ScriptedHttp:
     targets: list[str] = field(default_factory=list)
     connections: int = 0
     port: int = 0
+    tls: ssl.SSLContext | None = None
+    """Serve HTTPS with this context."""
 
     def __enter__(self) -> ScriptedHttp:
         self._srv = socket.create_server(("127.0.0.1", 0))
@@ -35,7 +38,7 @@ class ScriptedHttp:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"https://localhost:{self.port}" if self.tls else f"http://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
         while True:
@@ -48,6 +51,8 @@ class ScriptedHttp:
 
     def _serve(self, conn: socket.socket) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True)
         buf = b""
         with conn:
             while True:

@@ -6,6 +6,7 @@ environment proxy, which goes through httpx instead."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,6 +125,58 @@ def test_close_delimited_body_is_chunked_to_the_client_and_the_line_dropped(
     assert first.headers["transfer-encoding"] == "chunked"
     assert upstream.connections == 2
     assert [c["complete"] for c in calls] == [True, True]
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for ``localhost`` and its key, as PEM files."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder(subject_name=name, issuer_name=name, public_key=key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+def test_https_upstream_is_verified_and_kept_alive(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = _self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted the way httpx's context reads
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    calls = Calls()
+    head = _head("200 OK", f"content-type: {SSE}", "transfer-encoding: chunked")
+    with ScriptedHttp(tls=tls) as up:
+        up.replies.extend([Script([head, *_split_chunked(EVENTS)]) for _ in range(2)])
+        with _proxy(store, up.url, calls) as proxy:
+            first, second = _post(proxy), _post(proxy)
+            calls.wait(2)
+    assert first.content == second.content == b"".join(EVENTS)
+    assert up.connections == 1
+    assert [c["outcome"] for c in calls] == ["done", "done"]
 
 
 def test_upstream_behind_an_environment_proxy_goes_through_it(
