@@ -22,8 +22,22 @@ from typing import Protocol
 
 import httpx
 
+from core.proxy.http import header_of
+
 MAX_HEAD = 64 * 1024
 Sink = Callable[[list[bytes]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """A response's status line and headers, as the upstream sent them."""
+
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+
+    def header(self, name: str) -> str:
+        return header_of(self.headers, name)
 
 
 class UpstreamTimeout(Exception):
@@ -36,16 +50,6 @@ class UpstreamUnreachable(Exception):
 
 class UpstreamCut(Exception):
     """The upstream closed the connection or sent something that is not HTTP."""
-
-
-@dataclass(frozen=True, slots=True)
-class Head:
-    status: int
-    reason: str
-    headers: list[tuple[str, str]]
-
-    def header(self, name: str) -> str:
-        return next((v for k, v in self.headers if k.lower() == name), "")
 
 
 class Exchange(Protocol):
