@@ -165,6 +165,11 @@ class Connection(asyncio.Protocol):
         if self.transport is not None and not self.closed:
             self.transport.resume_reading()
 
+    @property
+    def stray(self) -> bool:
+        """Bytes arrived while the line sat idle: it cannot carry another response."""
+        return bool(self._buf)
+
     async def close(self) -> None:
         """Done with this response: the line goes back to its pool, or is dropped."""
         self.release(self)
@@ -336,8 +341,9 @@ class Pool:
         idle = self._idle.get(_key(url), [])
         while idle:
             conn = idle.pop()
-            if not conn.closed:
+            if not conn.closed and not conn.stray:
                 return conn
+            conn.abort()
         return None
 
     async def _connect(self, url: httpx.URL) -> Connection:
