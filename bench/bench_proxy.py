@@ -8,6 +8,8 @@ alternate direct/proxied so both see the same machine load. A chunk's latency is
 minus send (one clock: ``perf_counter`` is system-wide monotonic on Linux); the figure is
 the proxied p99 minus the direct p99. Wall time: medians of each side (goal: ≤ 3 % more), and
 the wall time beyond the upstream's own send span (which takes out the jitter of its pacing).
+CPU: the whole proxy process per chunk relayed (the relay plus each call's two store
+writes, spread over its 100 chunks), and the event-loop thread alone (the relay).
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _loop_cpu_s(pid: int) -> float | None:
+    """CPU time of the proxy's event-loop thread (the CLI's main thread: the relay alone,
+    not the store thread) from its scheduler statistics (ns, not clock ticks)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98]
 
@@ -72,6 +83,7 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
                 _stream(http, proxy.url, up)  # warm both paths (imports, connections)
                 _stream(http, up.url, up)
                 cpu_before = _cpu_s(proxy.proc.pid)
+                loop_before = _loop_cpu_s(proxy.proc.pid)
                 for _ in range(rounds):
                     for side, base in (("direct", up.url), ("proxy", proxy.url)):
                         wall, span, per_chunk = _stream(http, base, up)
@@ -79,6 +91,7 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
                         beyond[side].append(wall - span)
                         lat[side].extend(per_chunk)
                 cpu_after = _cpu_s(proxy.proc.pid)
+                loop_after = _loop_cpu_s(proxy.proc.pid)
         finally:
             proxy.stop()
     direct_p99, proxy_p99 = _p99(lat["direct"]), _p99(lat["proxy"])
@@ -113,3 +126,7 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
         # time does not grow with the machine's load the way waiting for a time slice does.
         per_chunk_us = (cpu_after - cpu_before) * 1e6 / (rounds * CHUNKS)
         yield figure("proxy", "proxy_cpu_us_per_chunk", per_chunk_us, "us", "informational")
+    if loop_before is not None and loop_after is not None:
+        # The relay's part of it: the event-loop thread only (the store thread records).
+        relay_us = (loop_after - loop_before) * 1e6 / (rounds * CHUNKS)
+        yield figure("proxy", "proxy_relay_cpu_us_per_chunk", relay_us, "us", "informational")

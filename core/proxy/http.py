@@ -26,8 +26,7 @@ class Request:
     body: bytes
 
     def header(self, name: str) -> str | None:
-        name = name.lower()
-        return next((v for k, v in self.headers if k.lower() == name), None)
+        return header_of(self.headers, name) or None
 
     @property
     def path(self) -> str:
@@ -36,6 +35,12 @@ class Request:
     @property
     def keep_alive(self) -> bool:
         return (self.header("connection") or "").lower() != "close"
+
+
+def header_of(headers: list[tuple[str, str]], name: str) -> str:
+    """The first value of header ``name`` (any case), else ``""``."""
+    name = name.lower()
+    return next((v for k, v in headers if k.lower() == name), "")
 
 
 async def read_request(

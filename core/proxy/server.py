@@ -26,17 +26,20 @@ import httpx
 from core.fields_json import FieldsJson
 from core.llm.connections import OpenConnections
 from core.proxy.assemble import Assembled, assembly_for
-from core.proxy.http import (
-    LAST_CHUNK,
-    BadRequest,
-    Request,
-    chunk,
-    head_bytes,
-    read_request,
-)
+from core.proxy.http import BadRequest, Request, head_bytes, read_request
 from core.proxy.messages import family_of
 from core.proxy.recording import TRACE_HEADER, Outcome, Pending, Recorder, scrub
+from core.proxy.relay import ClientGone, Relay
 from core.proxy.tap import HeldTap, ResponseTap
+from core.proxy.upstream import (
+    Exchange,
+    Head,
+    Pool,
+    UpstreamCut,
+    UpstreamTimeout,
+    UpstreamUnreachable,
+)
+from core.proxy.upstream_httpx import HttpxExchange, env_proxied
 from core.store import Store
 from core.store.headers import HOP_BY_HOP, is_secret_header
 
@@ -77,9 +80,11 @@ class ProxyServer:
         self.recorder = Recorder(store, self.upstream)
         self.on_call = on_call
         self.status = ProxyStatus(name, "starting", f"{host}:{port}", self.upstream)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-proxy-store")
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-proxy-store")
         self._conns = OpenConnections()
+        self._pool = Pool(timeout)
         self._client: httpx.AsyncClient | None = None
+        """Only for an upstream behind an environment proxy (``_open``)."""
         self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -101,8 +106,6 @@ class ProxyServer:
             raise
         self.port = server.sockets[0].getsockname()[1]
         self.status.address, self.status.state = f"{self.host}:{self.port}", "listening"
-        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 30.0))
-        self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         if ready is not None:
             ready(self)
         try:
@@ -114,11 +117,12 @@ class ProxyServer:
         server.close()
         await self._conns.end_all()
         await server.wait_closed()
+        self._pool.close()
         if self._client is not None:
             await self._client.aclose()
         with contextlib.suppress(Exception):  # requests cut short by this stop: incomplete now
             await self._store(self.recorder.recover)
-        self._pool.shutdown(wait=True)
+        self._worker.shutdown(wait=True)
         self.status.state = "stopped"
 
     def request_stop(self) -> None:
@@ -163,7 +167,7 @@ class ProxyServer:
         self.stop()
 
     async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
 
     # -- connections ---------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -221,11 +225,11 @@ class ProxyServer:
         o.error = scrub(o.error, pending.secrets)
         self.recorder.finish(pending, o)
 
-    def _held_tap(self, resp: httpx.Response, pending: Pending | None) -> HeldTap | None:
-        tap = _tap(resp, pending)
+    def _held_tap(self, head: Head, pending: Pending | None) -> HeldTap | None:
+        tap = _tap(head, pending)
         if tap is None:
             return None
-        return HeldTap(tap, self._pool.submit)
+        return HeldTap(tap, self._worker.submit)
 
     def _error(self, text: str) -> None:
         self.status.errors += 1
@@ -235,79 +239,77 @@ class ProxyServer:
     async def _forward(
         self, req: Request, writer: asyncio.StreamWriter, pending: Pending | None
     ) -> tuple[Outcome, bool, HeldTap | None]:
-        assert self._client is not None
         started = time.perf_counter()
-        upstream = self._client.build_request(
-            req.method,
-            _target(self.upstream, req.target),
-            headers=_upstream_headers(req),
-            content=req.body,
-        )
         try:
-            resp = await self._client.send(upstream, stream=True)
-        except httpx.TimeoutException:
+            up = await self._open(req)
+        except UpstreamTimeout:
             message = f"timeout: no response from upstream within {self.timeout:g} s"
             return (*await _fail(writer, 504, "timeout", message), None)
-        except httpx.HTTPError as exc:
-            message = f"upstream unreachable: {exc!r}"
+        except (UpstreamUnreachable, UpstreamCut) as exc:
+            message = f"upstream unreachable: {exc}"
             return (*await _fail(writer, 502, "unreachable", message), None)
-        tap = self._held_tap(resp, pending)
+        tap = self._held_tap(up.head, pending)
         try:
-            return (*await _relay(resp, writer, tap, started, req.method == "HEAD"), tap)
+            return (*await self._relay(up, writer, tap, started, req.method == "HEAD"), tap)
         finally:
-            await resp.aclose()
+            await up.close()
+
+    async def _open(self, req: Request) -> Exchange:
+        """The request sent upstream, its response head in: on a connection of our own
+        (``core/proxy/upstream.py``), or through httpx when the environment names a proxy."""
+        url = httpx.URL(_target(self.upstream, req.target))
+        headers = _upstream_headers(req)
+        if env_proxied(url):
+            return await HttpxExchange.open(self._httpx(), req.method, url, headers, req.body)
+        return await self._pool.open(req.method, url, headers, req.body)
+
+    def _httpx(self) -> httpx.AsyncClient:
+        if self._client is None:
+            timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 30.0))
+            self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        return self._client
+
+    async def _relay(
+        self,
+        up: Exchange,
+        writer: asyncio.StreamWriter,
+        tap: HeldTap | None,
+        started: float,
+        head_only: bool,
+    ) -> tuple[Outcome, bool]:
+        """The upstream response to the client piece by piece (``core/proxy/relay.py``),
+        each piece held for the recorder (read on the worker thread: ``_record``)."""
+        status = up.head.status
+        o = Outcome("done" if status < 400 else "error", status, Assembled())
+        o.first_byte_ms = (time.perf_counter() - started) * 1000
+        relay = Relay(writer, tap, o)
+        relay.pause, relay.resume, relay.on_gone = up.pause, up.resume, up.stop_body
+        bodiless = head_only or status in (204, 304) or status < 200
+        relay.start(status, up.head.reason, up.head.headers, bodiless)
+        keep = True
+        try:
+            await up.body(relay.pieces)
+            await relay.end()
+        except UpstreamTimeout:
+            o.state, keep = "timeout", False
+            o.error = "timeout: upstream stopped sending mid-response"
+            writer.transport.abort()
+        except UpstreamCut as exc:
+            o.state, o.error, keep = "error", f"upstream cut the response: {exc}", False
+            writer.transport.abort()
+        except (ClientGone, ConnectionError, RuntimeError):
+            o.state, keep = "disconnected", False
+            o.error = f"client disconnected after {o.chunks} chunks"
+        return o, keep
 
 
-async def _relay(
-    resp: httpx.Response,
-    writer: asyncio.StreamWriter,
-    tap: HeldTap | None,
-    started: float,
-    head_only: bool = False,
-) -> tuple[Outcome, bool]:
-    """The upstream response to the client piece by piece, each piece held for the
-    recorder (read on the worker thread: ``ProxyServer._record``)."""
-    bodiless = head_only or resp.status_code in (204, 304) or resp.status_code < 200
-    framed = "content-length" not in resp.headers and not bodiless
-    headers = [(k, v) for k, v in _decoded(resp.headers.raw) if k.lower() not in HOP_BY_HOP]
-    if framed:
-        headers.append(("transfer-encoding", "chunked"))
-    elif "content-length" in resp.headers:
-        headers.append(("content-length", resp.headers["content-length"]))
-    o = Outcome("done" if resp.status_code < 400 else "error", resp.status_code, Assembled())
-    o.first_byte_ms = (time.perf_counter() - started) * 1000
-    writer.write(head_bytes(resp.status_code, resp.reason_phrase, headers))
-    keep = True
-    try:
-        async for data in resp.aiter_raw():
-            writer.write(chunk(data) if framed else data)
-            await writer.drain()
-            o.chunks += 1
-            o.response_bytes += len(data)
-            if tap is not None:
-                tap.feed(data)
-        if framed:
-            writer.write(LAST_CHUNK)
-            await writer.drain()
-    except httpx.TimeoutException:
-        o.state, o.error, keep = "timeout", "timeout: upstream stopped sending mid-response", False
-        writer.transport.abort()
-    except httpx.HTTPError as exc:
-        o.state, o.error, keep = "error", f"upstream cut the response: {exc!r}", False
-        writer.transport.abort()
-    except (ConnectionError, RuntimeError):
-        o.state, keep = "disconnected", False
-        o.error = f"client disconnected after {o.chunks} chunks"
-    return o, keep
-
-
-def _tap(resp: httpx.Response, pending: Pending | None) -> ResponseTap | None:
+def _tap(head: Head, pending: Pending | None) -> ResponseTap | None:
     if pending is None:
         return None
     return ResponseTap(
         assembly_for(pending.api, pending.model),
-        resp.headers.get("content-type", ""),
-        resp.headers.get("content-encoding", ""),
+        head.header("content-type"),
+        head.header("content-encoding"),
     )
 
 
@@ -337,10 +339,6 @@ def _json_response(status: int, body: Any, keep: bool) -> bytes:
         ("connection", "keep-alive" if keep else "close"),
     ]
     return head_bytes(status, "", headers) + data
-
-
-def _decoded(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw]
 
 
 def _upstream_headers(req: Request) -> list[tuple[str, str]]:
