@@ -57,12 +57,10 @@ def run(ctx: CliContext) -> int:
         return 0
     import time
 
-    from core.cost.compute import format_usd
-
     for s, cost in rows:
         t = s.trace
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start))
-        price = format_usd(cost["usd"])
+        price = cost["text"]
         ctx.out.write(
             f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
             f"{price:>10}  {s.model or '-':<24} {t.title}\n"
