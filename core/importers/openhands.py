@@ -200,7 +200,7 @@ class _Conversation:
             ),
             [ev.get("id")],
         )
-        if role == "assistant" and self.pending is not None:  # the recorded call's answer
+        if role == "assistant" and (self.pending is not None or ev.get("llm_response_id")):
             usage, model = self._claim()
             self.replies.append((head, seq, usage, model, when or 0.0))
 

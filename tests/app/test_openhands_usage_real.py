@@ -64,3 +64,29 @@ def test_stats_updates_are_the_calls_usage(
         frames = PlaybackFrames.open(r, row["id"])
     assert len(frames.playback.main_positions()) == len(expected)
     assert "token usage" not in frames.notes
+
+
+def test_every_llm_response_of_a_cli_folder_is_a_call(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    from core.inspector.call_numbers import call_choices
+
+    folder = next(
+        (TRACES / "openhands/OpenHands__OpenHands-CLI").rglob("event-00000-*.json")
+    ).parent
+    events = [
+        json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("event-*.json"))
+    ]
+    responses = {e["llm_response_id"] for e in events if e.get("llm_response_id")}
+    db = tmp_path / "f.db"
+    assert cli("--db", str(db), "import", str(folder))[0] == 0
+    (row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
+    assert row["calls"] == len(responses) > 3
+    with Store.open(db) as s, s.read() as r:
+        frames = PlaybackFrames.open(r, row["id"])
+        choices = call_choices(r, row["id"])
+    assert len(frames.playback.main_positions()) == len(choices) == len(responses)
+    assert all(" — model," not in c.label for c in choices), "no literal 'model' for none"
+    last = len(responses) - 1
+    code, out = cli("--db", str(db), "context", row["id"], "--call", str(last), "--json")
+    assert code == 0 and json.loads(out)["messages"][-1]["role"] == "user"
