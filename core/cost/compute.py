@@ -173,6 +173,22 @@ def format_cost(usd: float | None, priced: int, calls: int) -> str:
     return f"≥ {format_usd(usd)} ({priced:,} of {calls:,} calls priced)"
 
 
+RECORDED_COST = "recorded_cost"
+"""Trace metadata key: ``{usd, calls, source}``, the cost the tool itself recorded (SWE-agent
+``model_stats.total_cost``, OTel ``gen_ai.usage.*_cost``), shown beside ctxlens's pricing."""
+
+
+def recorded_cost_text(metadata: Any) -> str:
+    """``SWE-agent recorded $1.27`` when the trace's tool recorded its cost, else ``""``."""
+    rec = metadata.get(RECORDED_COST) if isinstance(metadata, dict) else None
+    if not isinstance(rec, dict):
+        return ""
+    usd = rec.get("usd")
+    if not isinstance(usd, (int, float)) or isinstance(usd, bool):
+        return ""
+    return f"{rec.get('source') or 'the tool'} recorded {format_usd(float(usd))}"
+
+
 def parse_usage(raw: str | None) -> Any:
     """A usage column's JSON text (orjson; ``json`` for the NaN only it writes)."""
     if raw is None or raw == "null":

@@ -63,6 +63,10 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     if replay:
         meta["replay_config"] = replay
     meta["steps"] = steps
+    stats = as_dict(as_dict(info.get("info")).get("model_stats"))
+    if isinstance(stats.get("total_cost"), (int, float)) and stats.get("api_calls"):
+        cost = {"usd": stats["total_cost"], "calls": stats["api_calls"], "source": "SWE-agent"}
+        meta["recorded_cost"] = cost  # read by core/cost/compute.py:recorded_cost_text
     b.metadata = scrub(meta)
     b.w.update_trace_metadata(b.trace_id, b.metadata)
     if steps and history.seqs:

@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.cost.compute import format_cost
+from core.cost.compute import format_cost, recorded_cost_text
 from core.inspector.trace_filter import ListFilter
 from core.inspector.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
@@ -208,6 +208,7 @@ def subtitle(row: Row) -> str:
         f"{calls} call{'s' if calls != 1 else ''}",
         f"{compact(row.tokens)} tok",
         usd_text(row.usd, row.priced_calls, calls) or ("no price" if calls else ""),
+        recorded_cost_text(row.trace.metadata),
     ]
     sample = row.sample
     if sample is not None:
@@ -233,7 +234,8 @@ def tooltip(row: Row) -> str:
         f" · duration {duration(row.duration) or 'not recorded'}",
         f"{row.calls} model calls · {row.tokens:,} tokens · {t.messages:,} messages",
         f"cost {usd_text(row.usd, row.priced_calls, row.calls) or 'no price'}"
-        + ("" if row.cost_complete or not row.calls else ": calls without a price are not in it"),
+        + ("" if row.cost_complete or not row.calls else ": calls without a price are not in it")
+        + (f" · {recorded}" if (recorded := recorded_cost_text(t.metadata)) else ""),
         f"id {t.id}",
     ]
     return "\n".join(lines)
