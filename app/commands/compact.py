@@ -17,6 +17,7 @@ from core.errors import InvalidInputError
 if TYPE_CHECKING:
     from core.context.compaction import CompactionConfig
     from core.context.compaction.preview import Preview
+    from core.inspector.compaction import CompactRequest
 
 
 class _Choices:
@@ -86,19 +87,59 @@ def run(ctx: CliContext) -> int:
 
     store = ctx.store()
     args = ctx.args
+    req = _trace_request(store, args)
     action = apply_sync if args.apply else dry_run
-    pv = action(store, args.trace, args.level, config=config_from(args))
+    pv = action(store, args.trace, args.level, config=req.transcript_config())
+    data = pv.to_json()
+    data["limits"] = _limits(req)
     if args.json:
-        ctx.emit_json(pv.to_json())
+        ctx.emit_json(data)
     else:
-        ctx.out.write(_text(pv))
+        ctx.out.write(_text(pv, data))
     return 0
 
 
-def _text(pv: Preview) -> str:
-    data = pv.to_json()
+def _trace_request(store: Any, args: Any) -> CompactRequest:
+    """The trace's own limits (``core/inspector/compaction.py:trace_request``: an import's
+    window, recorded auto-compact point and transcript gap; a run's budget), options winning."""
+    from dataclasses import replace
+
+    from core.inspector.compaction import trace_request
+
+    config_from(args)  # the options' checks
+    with store.read() as r:
+        req = trace_request(r, args.trace, args.level, args.window)
+    if args.threshold is not None:
+        req = replace(req, threshold=args.threshold, threshold_source="option")
+    if args.goal_mode is not None:
+        req = replace(req, goal_mode=args.goal_mode)
+    return req
+
+
+def _limits(req: CompactRequest) -> dict[str, Any]:
+    """``{window: {tokens, source}, threshold: {tokens, share, source}, not_in_transcript}``."""
+    return {
+        "window": {"tokens": req.window, "source": req.window_source},
+        "threshold": {
+            "tokens": int(req.window * req.threshold),
+            "share": req.threshold,
+            "source": req.threshold_source,
+        },
+        "not_in_transcript": req.not_in_transcript,
+    }
+
+
+def _text(pv: Preview, data: dict[str, Any]) -> str:
+    w, th = data["limits"]["window"], data["limits"]["threshold"]
     lines = [
         f"{pv.trace_id}: {data['level']} -> {data['status']} ({data['reason']})",
+        f"  window {w['tokens']:,} ({w['source'].replace('-', ' ')}), "
+        f"threshold {th['tokens']:,} ({th['source']})"
+        + (
+            f", {gap:,} of the prompt not in the transcript"
+            if (gap := data["limits"]["not_in_transcript"])
+            else ""
+        ),
         f"  messages {data['before']['messages']} -> {data['after']['messages']}, "
         f"tokens {data['before']['tokens']} -> {data['after']['tokens']} "
         f"(saved {data['tokens_saved']})",

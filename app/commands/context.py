@@ -52,6 +52,15 @@ def run(ctx: CliContext) -> int:
         if ctx.args.call is not None:
             cost["call"] = one_call_cost(r, tr.id, ctx.args.call, table).to_json()
         usage = recorded_of(call.usage) if call is not None else None
+        gap = None
+        if call is None and budget.source == "imported":
+            from core.inspector.context_report import carried_gap
+
+            gap = carried_gap(r, tr.id)
+    unexplained = usage.unexplained(total) if usage is not None else None
+    if gap is not None:
+        unexplained = gap.tokens
+    prompt = total + max(unexplained or 0, 0)
     result = {
         "call": ctx.args.call,
         "messages": messages,
@@ -62,9 +71,13 @@ def run(ctx: CliContext) -> int:
         "window": {"tokens": budget.window, "source": budget.window_source},
         "recorded": usage.to_json() if usage is not None else None,
         "reconstructed_tokens": total,
-        "unexplained_tokens": usage.unexplained(total) if usage is not None else None,
+        "unexplained_tokens": unexplained,
         "context": _context_kind(call),
         "limits": {name: value for name, value in budget.markers()},
+        # The prompt the window holds: reconstructed + what the transcript lacks (recorded).
+        "prompt_tokens": prompt,
+        "free_tokens": None if budget.window is None else max(0, budget.window - prompt),
+        "carried_from": gap.to_json() if gap is not None else None,
     }
     if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
         result["proxy_request"] = proxied  # and the recorded hash is of those bytes
@@ -81,6 +94,11 @@ def run(ctx: CliContext) -> int:
             ctx.out.write(
                 f"-- recorded prompt {usage.prompt_tokens} tokens; "
                 f"{usage.prompt_tokens - total} not in the transcript\n"
+            )
+        if gap is not None:
+            ctx.out.write(
+                f"-- next prompt ~{prompt} tokens: call {gap.call_index} recorded "
+                f"{gap.recorded_prompt_tokens}; {gap.tokens} not in the transcript\n"
             )
     return 0
 

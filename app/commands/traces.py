@@ -25,7 +25,13 @@ def arguments(p: ArgumentParser) -> None:
 
 def listing(ctx: CliContext) -> list[Any]:
     """``(TraceSummary, cost JSON)`` per trace, oldest first."""
-    from core.cost.compute import CallUsage, CostSummary, costs_by_trace, parse_usage
+    from core.cost.compute import (
+        CallUsage,
+        CostSummary,
+        costs_by_trace,
+        parse_usage,
+        recorded_cost_text,
+    )
     from core.inspector.trace_list import assemble
     from core.store.quick import call_usages, trace_figures
 
@@ -38,7 +44,12 @@ def listing(ctx: CliContext) -> list[Any]:
         usages = (CallUsage(c[0], c[1], c[2], parse_usage(c[3]), c[4], c[5]) for c in calls)
         costs = costs_by_trace(usages, table)
     empty = CostSummary(table.table_date)
-    return [(row, costs.get(row.trace.id, empty).to_json()) for row in rows]
+    out = []
+    for row in rows:
+        cost = costs.get(row.trace.id, empty).to_json()
+        recorded = recorded_cost_text(row.trace.metadata)
+        out.append((row, {**cost, "recorded": recorded} if recorded else cost))
+    return out
 
 
 def _from_store(ctx: CliContext, table: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -58,12 +69,12 @@ def run(ctx: CliContext) -> int:
         return 0
     import time
 
-    from core.cost.compute import format_usd
-
     for s, cost in rows:
         t = s.trace
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start))
-        price = format_usd(cost["usd"])
+        price = cost["text"]
+        if cost.get("recorded"):
+            price = f"{price} ({cost['recorded']})"
         ctx.out.write(
             f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
             f"{price:>10}  {s.model or '-':<24} {t.title}\n"

@@ -73,12 +73,22 @@ class CostSummary:
             if key:
                 bucket[key] = bucket.get(key, 0.0) + cost.usd
 
+    @property
+    def complete(self) -> bool:
+        """Whether ``usd`` is the whole cost: some call is priced and none is unpriced."""
+        return self.priced_calls > 0 and self.unpriced_calls == 0
+
     def to_json(self) -> dict[str, Any]:
-        """The contract shape ``{usd, priced_calls, unpriced_calls, table_date}`` and more."""
+        """The contract shape ``{usd, priced_calls, unpriced_calls, table_date}`` and more;
+        ``cost_complete`` false says ``usd`` is a lower bound (or absent), ``text`` says it."""
+        calls = self.priced_calls + self.unpriced_calls
         return {
             "usd": round(self.usd, 6) if self.priced_calls else None,
             "priced_calls": self.priced_calls,
             "unpriced_calls": self.unpriced_calls,
+            "calls": calls,
+            "cost_complete": self.complete,
+            "text": format_cost(self.usd if self.priced_calls else None, self.priced_calls, calls),
             "table_date": self.table_date,
             "saved_usd": round(self.saved_usd, 6),
             "unpriced_models": sorted(self.unpriced_models),
@@ -153,6 +163,30 @@ def format_usd(usd: float | None) -> str:
     if usd >= 0.0001:
         return f"${usd:.4f}"
     return "<$0.0001" if usd > 0 else "$0"
+
+
+def format_cost(usd: float | None, priced: int, calls: int) -> str:
+    """``format_usd`` of what ``priced`` of ``calls`` calls cost; when some are unpriced
+    the sum is a lower bound and says so: ``≥ $0.17 (3 of 156 calls priced)``."""
+    if usd is None or priced >= calls:
+        return format_usd(usd)
+    return f"≥ {format_usd(usd)} ({priced:,} of {calls:,} calls priced)"
+
+
+RECORDED_COST = "recorded_cost"
+"""Trace metadata key: ``{usd, calls, source}``, the cost the tool itself recorded (SWE-agent
+``model_stats.total_cost``, OTel ``gen_ai.usage.*_cost``), shown beside ctxlens's pricing."""
+
+
+def recorded_cost_text(metadata: Any) -> str:
+    """``SWE-agent recorded $1.27`` when the trace's tool recorded its cost, else ``""``."""
+    rec = metadata.get(RECORDED_COST) if isinstance(metadata, dict) else None
+    if not isinstance(rec, dict):
+        return ""
+    usd = rec.get("usd")
+    if not isinstance(usd, (int, float)) or isinstance(usd, bool):
+        return ""
+    return f"{rec.get('source') or 'the tool'} recorded {format_usd(float(usd))}"
 
 
 def parse_usage(raw: str | None) -> Any:

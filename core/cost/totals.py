@@ -213,6 +213,7 @@ def trace_totals(
         return priced(read_totals(r.conn, trace_ids), table)
 
 
-def usd_by_trace(costs: dict[str, CostSummary]) -> dict[str, float | None]:
-    """Trace id → USD of its priced calls (``None`` where no call has a price)."""
-    return {tid: (c.usd if c.priced_calls else None) for tid, c in costs.items()}
+def usd_by_trace(costs: dict[str, CostSummary]) -> dict[str, tuple[float | None, int]]:
+    """Trace id → (USD of its priced calls, ``None`` where no call has a price; how many
+    calls are priced), so a list can tell a whole cost from a lower bound."""
+    return {tid: (c.usd if c.priced_calls else None, c.priced_calls) for tid, c in costs.items()}

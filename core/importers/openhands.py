@@ -33,6 +33,7 @@ from core.importers.content import (
 )
 from core.importers.idmap import IdMap
 from core.importers.jsonstream import JsonDocument, read_document
+from core.importers.openhands_stats import StatsCalls
 from core.importers.reading import CountingReader, iter_jsonl
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
@@ -70,8 +71,11 @@ class _Conversation:
         self.call_names: dict[str, str] = {}
         self.where = ""
         self.unknown: dict[str, tuple[int, str]] = {}
-        self.replies: list[tuple[int | None, int, Any, str, float]] = []
+        self.replies: list[tuple[int | None, int | None, Any, str, float]] = []
         """``(head, reply, usage, model, when)`` per model response (calls, at the end)."""
+        self.stats = StatsCalls()
+        self.pending: tuple[dict[str, Any], str, float] | None = None
+        """A call the last ``stats`` update recorded, waiting for its response's events."""
 
     # -- writing ------------------------------------------------------------------------
     def _add(self, nm: NewMessage, event_ids: list[Any]) -> int:
@@ -151,11 +155,31 @@ class _Conversation:
                 [ev.get("id")],
             )
         else:
+            if kind == "ConversationStateUpdateEvent" and ev.get("key") == "stats":
+                self._stats(ev.get("value"), when or 0.0)
             if not kind.endswith(("Event", "Request", "Observation")):
                 count, first = self.unknown.get(kind, (0, self.where))
                 self.unknown[kind] = (count + 1, first)
             label = f"{kind} {ev.get('key') or ''}".strip()
             self._meta(ev, label)
+
+    def _stats(self, value: Any, when: float) -> None:
+        """A call the update records; one still unclaimed had no response in the events."""
+        call = self.stats.update(value)
+        self._unclaimed()
+        if call is not None:
+            self.pending = (*call, when)
+
+    def _unclaimed(self) -> None:
+        if self.pending is not None:
+            usage, model, when = self.pending
+            self.replies.append((self.tail, None, usage, model, when))
+            self.pending = None
+
+    def _claim(self) -> tuple[Any, str]:
+        """The usage and model of the pending call, for the response now written."""
+        pending, self.pending = self.pending, None
+        return (pending[0], pending[1]) if pending is not None else (None, "")
 
     def _v1_message(self, ev: dict[str, Any], when: float | None) -> None:
         msg = as_dict(ev.get("llm_message"))
@@ -165,7 +189,8 @@ class _Conversation:
         if thinking:
             parts = (*(parts or ()), {"type": "thinking", "thinking": str(thinking)})
         md = {k: ev[k] for k in ("activated_skills", "extended_content") if ev.get(k)}
-        self._add(
+        head = self.tail
+        seq = self._add(
             NewMessage(
                 role,
                 text,
@@ -175,6 +200,9 @@ class _Conversation:
             ),
             [ev.get("id")],
         )
+        if role == "assistant" and (self.pending is not None or ev.get("llm_response_id")):
+            usage, model = self._claim()
+            self.replies.append((head, seq, usage, model, when or 0.0))
 
     def _v1_reply(self, reply: _Reply) -> None:
         texts: list[str] = []
@@ -210,9 +238,9 @@ class _Conversation:
             ),
             [ev.get("id") for ev in reply.events],
         )
-        if first.get("llm_response_id"):  # one model response; V1 logs no per-call usage
+        if first.get("llm_response_id"):  # one model response; its usage from ``stats``
             when = parse_time(first.get("timestamp")) or 0.0
-            self.replies.append((head, seq, None, "", when))
+            self.replies.append((head, seq, *self._claim(), when))
 
     def _v1_observation(self, ev: dict[str, Any], kind: str, when: float | None) -> None:
         obs = as_dict(ev.get("observation"))
@@ -411,6 +439,7 @@ class _Conversation:
 
     def finish(self) -> None:
         self.flush()
+        self._unclaimed()
         fits = self.b.replies_fit([r[0] for r in self.replies])
         for head, seq, usage, model, when in self.replies if fits else ():
             self.b.reply_call(head, seq, usage=usage, model=model, created_at=when)

@@ -383,6 +383,17 @@ def usage_of(s: Span) -> dict[str, Any] | None:
     return usage
 
 
+def _recorded_cost(b: TraceBuilder, spans: list[Span]) -> None:
+    """The spans' ``gen_ai.usage.*_cost`` summed into the trace's ``recorded_cost`` (read
+    by ``core/cost/compute.py:recorded_cost_text``); a cost that is not a number spoils it."""
+    usages = [u for u in map(usage_of, spans) if u and ("input_cost" in u or "output_cost" in u)]
+    costs = [u.get(k, 0) for u in usages for k in ("input_cost", "output_cost")]
+    if usages and all(isinstance(c, (int, float)) and c == c and c >= 0 for c in costs):
+        recorded = {"usd": sum(costs), "calls": len(usages), "source": "OTel gen_ai.usage"}
+        b.metadata = {**(b.metadata or {}), "recorded_cost": recorded}
+        b.w.update_trace_metadata(b.trace_id, b.metadata)
+
+
 def _int(v: Any) -> int | None:
     try:
         return int(v) if v is not None else None
@@ -705,6 +716,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         b = TraceBuilder(w, ctx, FORMAT, str(unit.path), title, meta, spans[0].start or None)
         t = _Trace(b, ctx, spans)
         t.run(spans)
+        _recorded_cost(b, spans)
         if b.messages == 0:
             ctx.warn(f"{path}: trace {tid} has no LLM or tool spans with content")
         if not lf.get("name"):  # a span name says what ran, the request what it was for

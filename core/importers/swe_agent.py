@@ -63,11 +63,33 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     if replay:
         meta["replay_config"] = replay
     meta["steps"] = steps
+    stats = as_dict(as_dict(info.get("info")).get("model_stats"))
+    if isinstance(stats.get("total_cost"), (int, float)) and stats.get("api_calls"):
+        cost = {"usd": stats["total_cost"], "calls": stats["api_calls"], "source": "SWE-agent"}
+        meta["recorded_cost"] = cost  # read by core/cost/compute.py:recorded_cost_text
     b.metadata = scrub(meta)
     b.w.update_trace_metadata(b.trace_id, b.metadata)
     if steps and history.seqs:
         _steps(b, ctx, path, history, _model(info))
+    if not b.llm_calls and history.seqs:
+        _reply_calls(b, ctx, path, history, _model(info), info)
     return [b.finish()]
+
+
+def _reply_calls(
+    b: TraceBuilder, ctx: ImportContext, path: Path, history: _History, model: str, info: Any
+) -> None:
+    """A trajectory without per-step contexts (SWE-agent before 1.0): one call per reply
+    of the history, its context the history before it (reconstructed). ``model_stats``
+    records only totals, so the calls carry no usage; a count that disagrees is said."""
+    heads = [(history.seqs[j - 1], history.seqs[j])
+             for j, role in enumerate(history.roles) if role == "assistant" and j]  # fmt: skip
+    for head, reply in heads:
+        b.reply_call(head, reply, usage=None, model=model)
+    stats = as_dict(as_dict(info.get("info")).get("model_stats"))
+    api_calls = stats.get("api_calls")
+    if isinstance(api_calls, int) and api_calls != len(heads):
+        ctx.warn(f"{path}: model_stats records {api_calls} calls, the history {len(heads)} replies")
 
 
 @dataclass

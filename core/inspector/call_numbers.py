@@ -120,7 +120,7 @@ def _choice(numbering: CallNumbering, n: CallNumber) -> CallChoice:
     tok = f", {prompt:,} prompt tok" if isinstance(prompt, int) else ""
     items = len(c.context or ())
     name = numbering.name(c.position)
-    label = f"{name[:1].upper()}{name[1:]} — {c.model or 'model'}, {items} items{tok}"
+    label = f"{name[:1].upper()}{name[1:]} — {c.model or 'model not recorded'}, {items} items{tok}"
     tip = f"Recorded as llm_calls #{c.call_index}"
     if n.abandoned:
         tip += f"; on the branch a rewind left (head #{c.head}), not on the current path"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from core.context.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, budget_from_metadata
+from core.context.budget import DEFAULT_THRESHOLD, DEFAULT_WINDOW, Budget, budget_of
 from core.context.compaction import (
     ALL_LEVELS,
     CompactionConfig,
@@ -35,6 +35,7 @@ from core.errors import InvalidInputError
 from core.inspector.timeline import preview_of, squash
 from core.llm.settings import ModelConfigError, ModelSettings
 from core.records import ContextItem, Message
+from core.store.reader import Reader
 from core.store.store import Store
 
 #: Help of each level, written from the compaction defaults (the layer registry).
@@ -61,6 +62,31 @@ class CompactRequest:
     window: int = 128_000
     threshold: float = 0.5
     goal_mode: str = "on_overflow"
+    window_source: str = "defaults"
+    """Where ``window`` comes from: ``trace``, ``model-table``, ``config`` or ``defaults``
+    (an import whose window is unknown gets the default, and this says so)."""
+    threshold_source: str = "defaults"
+    """``trace``, ``defaults`` or ``auto-compact point`` (the tool's own, recorded)."""
+    not_in_transcript: int = 0
+    """Prompt tokens of an import the transcript lacks (``core/inspector/recorded.py:
+    CarriedGap``): the threshold is a prompt size, so the transcript may hold this less."""
+
+    @property
+    def limits_text(self) -> str:
+        """``window 200,000 (model table) · threshold 167,094 (auto-compact point)``."""
+        limit = int(self.window * self.threshold)
+        where = self.window_source.replace("-", " ")
+        text = f"window {self.window:,} ({where}) · threshold {limit:,} ({self.threshold_source})"
+        if self.not_in_transcript > 0:
+            text += f", of which {self.not_in_transcript:,} are not in the transcript"
+        return text
+
+    def transcript_config(self) -> CompactionConfig:
+        """``config`` with the threshold lowered by ``not_in_transcript``: the compactor
+        counts the transcript, the threshold is measured on the whole prompt."""
+        cfg = self.config()
+        limit = self.window * self.threshold - max(self.not_in_transcript, 0)
+        return replace(cfg, threshold=max(limit, 1) / self.window)
 
     def config(self) -> CompactionConfig:
         if self.level not in ALL_LEVELS:
@@ -76,14 +102,50 @@ class CompactRequest:
         )
 
 
-def request_for(trace_metadata: Any, level: str = "auto") -> CompactRequest:
-    """Defaults from the trace's recorded budget (window, threshold), else the seeds'."""
-    b = budget_from_metadata(trace_metadata)
+def request_for(
+    trace_metadata: Any, level: str = "auto", source: str = "ctxlens"
+) -> CompactRequest:
+    """Defaults from the trace: a run's recorded budget (window, threshold); an import's own
+    window (``budget_of``: trace or model table) with the tool's recorded auto-compact point
+    as the threshold; else the seeds'. ``window_source`` / ``threshold_source`` say which."""
+    b = budget_of(source, trace_metadata)
+    window = b.window or DEFAULT_WINDOW
+    threshold, threshold_source = b.threshold_ratio or DEFAULT_THRESHOLD, _origin(b)
+    if b.auto_compact and b.window and b.auto_compact <= b.window:
+        threshold, threshold_source = b.auto_compact / b.window, "auto-compact point"
     return CompactRequest(
         level=level,
-        window=b.window or DEFAULT_WINDOW,
-        threshold=b.threshold_ratio or DEFAULT_THRESHOLD,
+        window=window,
+        threshold=threshold,
+        window_source=(b.window_source if b.window else "defaults") if b.source == "imported"
+        else _origin(b),
+        threshold_source=threshold_source,
+    )  # fmt: skip
+
+
+def trace_request(
+    reader: Reader, trace_id: str, level: str = "auto", window: int | None = None
+) -> CompactRequest:
+    """``request_for`` the stored trace, with what its transcript lacks (an import's
+    ``carried_gap``). ``window``: the user's, which drops the tool's auto-compact point."""
+    from core.inspector.context_report import carried_gap
+
+    tr = reader.find_trace(trace_id)
+    req = request_for(tr.metadata, level, tr.source)
+    if window is not None:
+        req = replace(req, window=window, window_source="option")
+        if req.threshold_source == "auto-compact point":
+            req = replace(req, threshold=DEFAULT_THRESHOLD, threshold_source="defaults")
+    gap = (
+        carried_gap(reader, tr.id)
+        if budget_of(tr.source, tr.metadata).source == "imported"
+        else None
     )
+    return replace(req, not_in_transcript=max(gap.tokens, 0)) if gap is not None else req
+
+
+def _origin(b: Budget) -> str:
+    return "trace" if b.source == "trace" else "defaults"
 
 
 # -- the side-by-side diff --------------------------------------------------------------

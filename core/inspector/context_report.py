@@ -27,7 +27,7 @@ from core.context.view import (
 )
 from core.inspector.call_numbers import CallNumbering, recorded_numbering
 from core.inspector.membership import iter_current, resolve_items
-from core.inspector.recorded import Recorded, recorded_of, with_unexplained
+from core.inspector.recorded import CarriedGap, Recorded, recorded_of, with_unexplained
 from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
@@ -75,16 +75,27 @@ class ContextReport:
     """The tokens the tool recorded for this call (``None``: not a call, or none recorded)."""
     reconstructed: bool = False
     """The call's context was rebuilt from the transcript (the tool did not log it)."""
+    carried: CarriedGap | None = None
+    """The next call of an import: the gap measured at its last call that recorded a prompt."""
 
     @property
     def unexplained(self) -> int | None:
-        """Recorded prompt tokens minus the listed context's: what was not in the transcript."""
-        return self.recorded.unexplained(self.total) if self.recorded is not None else None
+        """Recorded prompt tokens minus the listed context's: what was not in the transcript
+        (for the next call of an import, as measured at its last recorded call)."""
+        if self.recorded is not None:
+            return self.recorded.unexplained(self.total)
+        return self.carried.tokens if self.carried is not None else None
 
     @property
     def parts(self) -> dict[str, int]:
         """The token parts to draw, with ``not in the transcript`` when there is such a part."""
         return with_unexplained(self.by_component, self.unexplained)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The prompt this context stands for: the parts' sum (the recorded prompt where it
+        is larger than the transcript's count), what free space and limits are measured by."""
+        return sum(self.parts.values())
 
     @property
     def matches_record(self) -> bool | None:
@@ -200,7 +211,24 @@ def current_report(
         request_sha256=digest,
         boundary_text=band_text(member.boundary) if member.boundary else None,
         sequences=_seqs(rows),
+        carried=carried_gap(reader, trace_id) if budget.source == "imported" else None,
     )
+
+
+def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
+    """``CarriedGap`` at the current path's last main-agent call, when it recorded its
+    prompt tokens and its context (``None`` otherwise: nothing is guessed)."""
+    numbering = call_numbering(reader, trace_id)
+    main = numbering.current_main()
+    ref = numbering.calls[main[-1]].call if main else None
+    if ref is None or ref.call_index is None:
+        return None
+    call = reader.llm_call(trace_id, ref.call_index)
+    rec = recorded_of(call.usage)
+    if rec is None or rec.prompt_tokens is None or call.context is None:
+        return None
+    counted = sum(tokens_of(i, m) for i, m in resolve_items(reader, trace_id, call.context))
+    return CarriedGap(rec.prompt_tokens - counted, ref.call_index, rec.prompt_tokens, counted)
 
 
 def call_report(

@@ -30,6 +30,19 @@ class Recorded(FieldsJson):
         return None if self.prompt_tokens is None else self.prompt_tokens - reconstructed
 
 
+@dataclass(frozen=True)
+class CarriedGap(FieldsJson):
+    """The next call's part the transcript lacks, measured at the last main-agent call that
+    recorded its prompt: its recorded prompt tokens minus what ctxlens counts in its context.
+    The system prompt and tool definitions it stands for are sent again with the next call,
+    so the next prompt is the counted current context plus ``tokens``."""
+
+    tokens: int
+    call_index: int
+    recorded_prompt_tokens: int
+    reconstructed_tokens: int
+
+
 def recorded_of(usage: Any) -> Recorded | None:
     """The recorded token figures of a call's usage (``None``: nothing recorded)."""
     norm = normalize_usage(usage)

@@ -64,6 +64,12 @@ class TraceSummary:
     tokens: int
     usd: float | None = None
     """What its priced calls cost (``core/cost``); ``None``: no call has a price."""
+    priced_calls: int = 0
+    """How many of its ``calls`` have a price: fewer, and ``usd`` is a lower bound."""
+
+    @property
+    def cost_complete(self) -> bool:
+        return self.usd is not None and self.priced_calls >= self.calls
 
     @property
     def eval(self) -> dict[str, Any] | None:
@@ -101,7 +107,11 @@ class TraceSummary:
         return out
 
 
-def summaries(r: Reader, costs: dict[str, float | None] | None = None) -> list[TraceSummary]:
+Costs = dict[str, tuple[float | None, int]]
+"""Trace id → (USD of its priced calls, how many calls are priced)."""
+
+
+def summaries(r: Reader, costs: Costs | None = None) -> list[TraceSummary]:
     """Every trace of the store with its figures, in the store's order (oldest first)."""
     return assemble(r.traces(), _calls(r), _messages(r), costs)
 
@@ -110,10 +120,10 @@ def assemble(
     traces: Iterable[TraceLike],
     calls: Calls,
     messages: Spans,
-    costs: dict[str, float | None] | None = None,
+    costs: Costs | None = None,
 ) -> list[TraceSummary]:
     """The rows from the three grouped query results (``summaries``, or the sqlite3-only
-    path of ``core/store/quick.py:trace_figures``); ``costs``: trace id → USD."""
+    path of ``core/store/quick.py:trace_figures``); ``costs``: ``Costs``."""
     costs = costs or {}
     out = []
     for tr in traces:
@@ -128,7 +138,7 @@ def assemble(
                 duration,
                 n_calls,
                 tokens,
-                costs.get(tr.id),
+                *costs.get(tr.id, (None, 0)),
             )
         )
     return out

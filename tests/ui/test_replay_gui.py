@@ -33,12 +33,11 @@ from ui.replay.install import ReplayUi
 from ui.settings import AppSettings
 from ui.timeline.model import CursorRole
 
-# A trace without call records (SWE-agent 0.x logs no per-call context or usage; the
-# OpenHands V0 trajectory used here before records its model responses, so it has calls).
+# A trace without call records (a bare OpenAI message list logs no call, context or usage;
+# SWE-agent 0.x, used here before, counts its replies as calls in model_stats, so they are).
 NO_CALLS = (
-    TRACES / "swe_agent/SWE-agent__SWE-agent/tests/test_data/trajectories"
-    / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
-    / "pydicom__pydicom-1458.traj"
+    TRACES / "chat_messages/OpenHands__software-agent-sdk/tests/fixtures/llm_data"
+    / "fncall-llm-message.json"
 )  # fmt: skip
 
 
@@ -274,7 +273,7 @@ def test_imported_trace_says_what_it_does_not_record(
     qtbot: Any, settings: AppSettings, tmp_path: Path
 ) -> None:
     if not NO_CALLS.is_file():
-        pytest.skip("the shared SWE-agent trace is not there")
+        pytest.skip("the shared OpenAI message list is not there")
     db = tmp_path / "imported.db"
     with Store.open(db) as s:
         (result,) = import_paths(s, [NO_CALLS])

@@ -91,7 +91,11 @@ class CompactDialog(QDialog):
         self.current: CompactPreview | None = None
         trace = session.trace()
         self.trace_id = trace.id if trace is not None else None
-        defaults = request_for(trace.metadata if trace is not None else None, level or "auto")
+        defaults = request_for(
+            trace.metadata if trace is not None else None,
+            level or "auto",
+            trace.source if trace is not None else "ctxlens",
+        )
         self._build(defaults, trace.title if trace is not None else "")
         self.resize(1240, 800)
 
@@ -106,7 +110,7 @@ class CompactDialog(QDialog):
         self.threshold_box = QDoubleSpinBox()
         self.threshold_box.setRange(0.01, 1.0)
         self.threshold_box.setSingleStep(0.05)
-        self.threshold_box.setDecimals(2)
+        self.threshold_box.setDecimals(3)
         self.threshold_box.setPrefix("× ")
         self.threshold_box.setValue(req.threshold)
         self.goal_mode = QComboBox()
@@ -120,7 +124,9 @@ class CompactDialog(QDialog):
         self.goal_mode.currentIndexChanged.connect(self.preview)
         self.window_box.editingFinished.connect(self.preview)
         self.threshold_box.editingFinished.connect(self.preview)
-        self.window_box.setToolTip("Context window the threshold is a share of")
+        self.window_box.setToolTip(
+            f"Context window the threshold is a share of (this trace's: {req.limits_text})"
+        )
         self.threshold_box.setToolTip("Compact above this share of the window (auto, summary)")
         self.goal_mode.setToolTip("When goal compaction runs inside auto")
 

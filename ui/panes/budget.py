@@ -28,13 +28,14 @@ class BudgetPane(QWidget):
         layout.addStretch(1)
 
     def show_report(self, rep: ContextReport) -> None:
-        b = rep.budget
-        self.bar.set_data(rep.parts, sum(rep.parts.values()), b)
+        b, tokens = rep.budget, rep.prompt_tokens
+        self.bar.set_data(rep.parts, tokens, b)
+        counted = "" if tokens == rep.total else f" ({rep.total:,} counted in the transcript)"
         self.status.setText(
-            f"Current context: <b>{rep.total:,}</b> tokens in {rep.items:,} items — "
-            f"<b>{b.status(rep.total)}</b> ({_limits(b)})"
+            f"Current context: <b>{tokens:,}</b> tokens{counted} in {rep.items:,} items — "
+            f"<b>{b.status(tokens)}</b> ({_limits(b)})"
         )
-        self._markers(b, rep.total)
+        self._markers(b, tokens)
 
     def show_tokens(self, label: str, t: TokensAsOf, b: Budget, note: str = "") -> None:
         """Playback: the tokens as of a past call (its context, its usage, the totals)."""

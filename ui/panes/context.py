@@ -262,9 +262,7 @@ def choices_of(store: Store, trace_id: str) -> list[CallChoice]:
 
 def _summary(rep: ContextReport) -> str:
     b = rep.budget
-    tokens = rep.total
-    if rep.recorded is not None and rep.recorded.prompt_tokens is not None:
-        tokens = max(tokens, rep.recorded.prompt_tokens)
+    tokens = rep.prompt_tokens
     share = f"{100 * tokens / b.window:.0f}% of " if b.window else ""
     parts = [
         f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted "
@@ -294,6 +292,8 @@ def _recorded_parts(rep: ContextReport) -> list[str]:
     out = []
     if rep.reconstructed:
         out.append("context reconstructed from the transcript")
+    if rep.carried is not None:
+        return out + _carried_parts(rep)
     if rec is None or rec.prompt_tokens is None:
         return out + (["no usage recorded"] if rep.call_index is not None else [])
     cached = f", {rec.cached_tokens:,} from cache" if rec.cached_tokens else ""
@@ -303,4 +303,20 @@ def _recorded_parts(rep: ContextReport) -> list[str]:
         out.append(f"{missing:,} not in the transcript (system prompt, tool definitions)")
     elif missing is not None:
         out.append(f"transcript counted {-missing:,} above the record (tokenizer)")
+    return out
+
+
+def _carried_parts(rep: ContextReport) -> list[str]:
+    """The next call of an import: the recorded prompt of the last call, what came after."""
+    gap = rep.carried
+    assert gap is not None
+    after = rep.total - gap.reconstructed_tokens
+    out = [
+        f"next prompt ≈ <b>{rep.prompt_tokens:,}</b>: call {gap.call_index} recorded "
+        f"{gap.recorded_prompt_tokens:,}, {after:+,} counted since"
+    ]
+    if gap.tokens > 0:
+        out.append(f"{gap.tokens:,} not in the transcript (system prompt, tool definitions)")
+    else:
+        out.append(f"transcript counted {-gap.tokens:,} above the record (tokenizer)")
     return out

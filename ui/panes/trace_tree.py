@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.cost.compute import format_usd
+from core.cost.compute import format_cost, recorded_cost_text
 from core.inspector.trace_filter import ListFilter
 from core.inspector.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
@@ -34,6 +34,8 @@ SCORE_ROLE = Qt.ItemDataRole.UserRole + 3
 SUBTITLE_ROLE = Qt.ItemDataRole.UserRole + 4
 ROW_ROLE = Qt.ItemDataRole.UserRole + 5
 """The row's ``TraceSummary`` (trace rows only), for the filter bar."""
+COMPLETE_ROLE = Qt.ItemDataRole.UserRole + 6
+"""On the Cost cell: whether its figure is the whole cost (every call priced)."""
 #: Inspect's letter grades as numbers (its ``value_to_float``): correct, partial, incorrect.
 GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
@@ -126,16 +128,28 @@ def _model(row: Row) -> tuple[str, Any]:
     return str(model or ""), str(model or "")
 
 
-def _cost(row: Row) -> tuple[str, Any]:
-    """USD of the priced calls; blank where nothing is priced (never a guess)."""
+def _priced(row: Row) -> tuple[float | None, int, int]:
+    """(USD of the priced calls, ``None`` where none is; priced calls; all calls)."""
     rows = row.samples if isinstance(row, EvalGroup) else (row,)
     known = [s.usd for s in rows if s.usd is not None]
     total = sum(known) if known else None
-    return usd_text(total), total if total is not None else -1.0
+    return total, sum(s.priced_calls for s in rows), sum(s.calls for s in rows)
 
 
-def usd_text(usd: float | None) -> str:
-    return "" if usd is None else format_usd(usd)
+def _cost(row: Row) -> tuple[str, Any]:
+    """USD of the priced calls, marked a lower bound when some calls have no price; blank
+    where nothing is priced (never a guess)."""
+    total, priced, calls = _priced(row)
+    return usd_text(total, priced, calls), total if total is not None else -1.0
+
+
+def _cost_complete(row: Row) -> bool:
+    total, priced, calls = _priced(row)
+    return total is not None and priced >= calls
+
+
+def usd_text(usd: float | None, priced: int = 0, calls: int = 0) -> str:
+    return "" if usd is None else format_cost(usd, priced, calls)
 
 
 def _source(row: Row) -> tuple[str, Any]:
@@ -159,6 +173,7 @@ COLUMNS: list[tuple[str, Cell, bool, bool]] = [
 ]
 START_COLUMN = 2
 SCORE_COLUMN = 1
+COST_COLUMN = 7
 #: The sort choices of the pane: (label, column, descending).
 SORTS = [
     ("Newest first", START_COLUMN, True),
@@ -167,8 +182,8 @@ SORTS = [
     ("Worst score", SCORE_COLUMN, False),
     ("Most tokens", 4, True),
     ("Most calls", 3, True),
-    ("Most expensive", 7, True),
-    ("Cheapest first", 7, False),
+    ("Most expensive", COST_COLUMN, True),
+    ("Cheapest first", COST_COLUMN, False),
     ("Model", 6, False),
     ("Title", 0, False),
 ]
@@ -192,7 +207,8 @@ def subtitle(row: Row) -> str:
         duration(row.duration),
         f"{calls} call{'s' if calls != 1 else ''}",
         f"{compact(row.tokens)} tok",
-        usd_text(row.usd) or ("no price" if calls else ""),
+        usd_text(row.usd, row.priced_calls, calls) or ("no price" if calls else ""),
+        recorded_cost_text(row.trace.metadata),
     ]
     sample = row.sample
     if sample is not None:
@@ -217,6 +233,9 @@ def tooltip(row: Row) -> str:
         f"start {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(row.start))}"
         f" · duration {duration(row.duration) or 'not recorded'}",
         f"{row.calls} model calls · {row.tokens:,} tokens · {t.messages:,} messages",
+        f"cost {usd_text(row.usd, row.priced_calls, row.calls) or 'no price'}"
+        + ("" if row.cost_complete or not row.calls else ": calls without a price are not in it")
+        + (f" · {recorded}" if (recorded := recorded_cost_text(t.metadata)) else ""),
         f"id {t.id}",
     ]
     return "\n".join(lines)
@@ -261,6 +280,7 @@ class TraceTreeModel(QStandardItemModel):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             items.append(item)
         items[0].setData(subtitle(row), SUBTITLE_ROLE)
+        items[COST_COLUMN].setData(_cost_complete(row), COMPLETE_ROLE)
         if isinstance(row, TraceSummary):
             items[0].setData(row.trace.id, TRACE_ID_ROLE)
             items[0].setData(_score(row)[0], SCORE_ROLE)
@@ -293,6 +313,17 @@ class TraceFilter(QSortFilterProxyModel):
         self.beginFilterChange()
         change()
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def lessThan(
+        self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex
+    ) -> bool:
+        """A cost that is a lower bound (or absent) sorts after every whole cost, in either
+        order: "Most expensive" must not rank a partial sum as if it were the total."""
+        if left.column() == COST_COLUMN:
+            whole, other = bool(left.data(COMPLETE_ROLE)), bool(right.data(COMPLETE_ROLE))
+            if whole != other:
+                return whole if self.sortOrder() == Qt.SortOrder.AscendingOrder else other
+        return super().lessThan(left, right)
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         index = self.sourceModel().index(row, 0, parent)

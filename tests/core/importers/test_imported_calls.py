@@ -22,6 +22,7 @@ import pytest
 
 from core.context.view import current_items, request_sha256, resolve
 from core.store import Store
+from tests.app.test_openhands_usage_real import stats_calls
 from tests.conftest import TRACES
 
 pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="shared/traces not present")
@@ -133,6 +134,12 @@ def expected_prompts(fmt: str, path: Path, meta: dict[str, Any]) -> list[int] | 
         return [usage["prompt_tokens"]] if usage else []
     if fmt == "openhands" and path.suffix == ".json" and path.name != "base_state.json":
         return openhands_prompts(path)
+    if fmt == "openhands":  # V1: the calls the conversation's stats updates record
+        files = sorted(path.glob("event-*.json")) if path.is_dir() else [path]
+        lines = [ln for f in files for ln in f.read_text(encoding="utf-8").splitlines()]
+        events = [json.loads(ln) for ln in lines if ln.strip()] if path.suffix == ".jsonl" \
+            else [json.loads(f.read_text(encoding="utf-8")) for f in files]  # fmt: skip
+        return [p for p, _, _, _ in stats_calls(events)] or None
     return None
 
 

@@ -400,7 +400,12 @@ def test_swe_agent(store: Store, path: Path) -> None:
     assert res.tool_calls == sum(len(m.get("tool_calls") or []) for m in history)
     steps = doc.get("trajectory", []) if isinstance(doc, dict) else []
     with_messages = [s for s in steps if s.get("messages")]
-    assert res.llm_calls == len(with_messages)
+    # no step recorded its context (SWE-agent < 1.0, mini-swe-agent): one call per reply
+    replies = [j for j, m in enumerate(history) if m.get("role") == "assistant" and j]
+    assert res.llm_calls == (len(with_messages) or len(replies))
+    stats = (doc.get("info") or {}).get("model_stats") if isinstance(doc, dict) else None
+    if stats and "api_calls" in stats and not with_messages:
+        assert res.llm_calls == stats["api_calls"], "the count SWE-agent recorded"
     changes, seen = 0, frozenset()
     for s in with_messages:
         now = frozenset(

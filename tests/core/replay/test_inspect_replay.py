@@ -32,11 +32,11 @@ from tests.conftest import TRACES
 from tests.helpers.playback import main_positions
 
 OPENHANDS = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
-# SWE-agent 0.x logs no model calls (the OpenHands V0 trajectory records its responses).
+# A bare OpenAI message list logs no model calls (the OpenHands V0 trajectory records its
+# responses; SWE-agent 0.x's replies are its calls since its model_stats counts them).
 NO_CALLS = (
-    TRACES / "swe_agent/SWE-agent__SWE-agent/tests/test_data/trajectories"
-    / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
-    / "pydicom__pydicom-1458.traj"
+    TRACES / "chat_messages/OpenHands__software-agent-sdk/tests/fixtures/llm_data"
+    / "fncall-llm-message.json"
 )  # fmt: skip
 
 
@@ -99,7 +99,7 @@ def test_a_gone_skill_names_the_injection_that_replaced_it(demo_store: tuple[Sto
 
 def test_an_imported_trace_names_what_it_does_not_record(tmp_path: Path) -> None:
     if not NO_CALLS.is_file():
-        pytest.skip("the shared SWE-agent trace is not there")
+        pytest.skip("the shared OpenAI message list is not there")
     with Store.open(tmp_path / "s.db") as store:
         (result,) = import_paths(store, [NO_CALLS])
         with store.read() as r:

@@ -1,0 +1,92 @@
+"""Review findings 5 and 6: an OpenHands V1 conversation's ``stats`` updates (accumulated
+usage of its LLM) become the calls' recorded usage and model; the trace list, the playback
+and ``context --call`` agree on the calls.
+
+The expectation reads the raw file with plain ``json``: one call per update whose growth
+equals its ``per_turn_token``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.inspector.playback import PlaybackFrames
+from core.store import Store
+from tests.conftest import TRACES
+
+EVENTS = (
+    TRACES / "openhands/OpenHands__software-agent-sdk/tests/sdk/conversation/goal/fixtures"
+    / "events.jsonl"
+)  # fmt: skip
+pytestmark = pytest.mark.skipif(not EVENTS.is_file(), reason="shared/traces not present")
+
+
+def _calls(path: Path) -> list[tuple[int, int, int, str]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return stats_calls([json.loads(line) for line in lines if line.strip()])
+
+
+def stats_calls(events: Iterable[dict[str, Any]]) -> list[tuple[int, int, int, str]]:
+    """(prompt, completion, cache read, model) per call the stats updates record."""
+    out, before = [], {"prompt_tokens": 0, "completion_tokens": 0, "cache_read_tokens": 0}
+    for ev in events:
+        if ev.get("key") != "stats":
+            continue
+        metrics = ev["value"]["usage_to_metrics"]["default"]
+        acc = metrics["accumulated_token_usage"]
+        d = {k: acc[k] - before[k] for k in before}
+        before = {k: acc[k] for k in before}
+        if d["prompt_tokens"] + d["completion_tokens"] == acc["per_turn_token"] > 0:
+            out.append((d["prompt_tokens"], d["completion_tokens"], d["cache_read_tokens"],
+                        metrics["model_name"]))  # fmt: skip
+    return out
+
+
+def test_stats_updates_are_the_calls_usage(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    expected = _calls(EVENTS)
+    assert expected
+    db = tmp_path / "s.db"
+    assert cli("--db", str(db), "import", str(EVENTS))[0] == 0
+    (row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
+    assert row["calls"] == len(expected) and row["model"] == expected[-1][3]
+    for n, (prompt, completion, cached, _model) in enumerate(expected):
+        code, out = cli("--db", str(db), "context", row["id"], "--call", str(n), "--json")
+        rec = json.loads(out)["recorded"]
+        assert code == 0 and (rec["prompt_tokens"], rec["output_tokens"]) == (prompt, completion)
+        assert rec["cached_tokens"] == cached
+    with Store.open(db) as s, s.read() as r:
+        frames = PlaybackFrames.open(r, row["id"])
+    assert len(frames.playback.main_positions()) == len(expected)
+    assert "token usage" not in frames.notes
+
+
+def test_every_llm_response_of_a_cli_folder_is_a_call(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    from core.inspector.call_numbers import call_choices
+
+    folder = next(
+        (TRACES / "openhands/OpenHands__OpenHands-CLI").rglob("event-00000-*.json")
+    ).parent
+    events = [
+        json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("event-*.json"))
+    ]
+    responses = {e["llm_response_id"] for e in events if e.get("llm_response_id")}
+    db = tmp_path / "f.db"
+    assert cli("--db", str(db), "import", str(folder))[0] == 0
+    (row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
+    assert row["calls"] == len(responses) > 3
+    with Store.open(db) as s, s.read() as r:
+        frames = PlaybackFrames.open(r, row["id"])
+        choices = call_choices(r, row["id"])
+    assert len(frames.playback.main_positions()) == len(choices) == len(responses)
+    assert all(" — model," not in c.label for c in choices), "no literal 'model' for none"
+    last = len(responses) - 1
+    code, out = cli("--db", str(db), "context", row["id"], "--call", str(last), "--json")
+    assert code == 0 and json.loads(out)["messages"][-1]["role"] == "user"
