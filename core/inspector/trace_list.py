@@ -139,9 +139,11 @@ def _calls(r: Reader) -> Calls:
 
     from core.store import schema as t
 
+    from core.store.quick import calls_and_model
+
     c = t.llm_calls.c
-    q = select(c.trace_id, func.count(), func.max(c.model)).group_by(c.trace_id)
-    return {tid: (int(n), model or None) for tid, n, model in r.conn.execute(q)}
+    keys = (c.trace_id, c.agent_name, c.model)
+    return calls_and_model(r.conn.execute(select(*keys, func.count()).group_by(*keys)))
 
 
 def _messages(r: Reader) -> Spans:
