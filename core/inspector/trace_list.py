@@ -138,7 +138,6 @@ def _calls(r: Reader) -> Calls:
     from sqlalchemy import func, select
 
     from core.store import schema as t
-
     from core.store.quick import calls_and_model
 
     c = t.llm_calls.c
