@@ -6,6 +6,7 @@ rows stays small however long the messages are.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from core.context.view import NOT_SENT
@@ -94,9 +95,21 @@ def preview_of(msg: Shown) -> str:
 
 
 def squash(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """One line of at most ``limit`` characters (whitespace runs become one space)."""
-    flat = " ".join(text[: limit * 2].split())
+    """One line of at most ``limit`` characters (whitespace runs become one space). Terminal
+    escapes a tool's output carried (``ESC[1m`` colours of a hook's log) are dropped: in a
+    row they were an unprintable box and a stray ``[1m``; the message keeps them."""
+    head = text[: limit * 2]
+    if "\x1b" in head:
+        head = _ESCAPES.sub("", text[: limit * 4])
+    flat = " ".join(head.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]+[0-~]|[@-Z\\-_])"
+)
+"""ANSI/VT escape sequences: CSI (colours, cursor), OSC (titles, links), charset
+designations (``ESC ( B``) and two-byte ones."""
 
 
 def row_of(msg: Shown, forks: tuple[str, ...] = ()) -> TimelineRow:
