@@ -64,6 +64,9 @@ class TraceSummary:
     tokens: int
     usd: float | None = None
     """What its priced calls cost (``core/cost``); ``None``: no call has a price."""
+    dated: bool = True
+    """``start`` is a recorded time; ``False``: the file dated nothing (a SWE-agent
+    trajectory, a list of chat messages) and ``start`` is when it was imported."""
 
     @property
     def eval(self) -> dict[str, Any] | None:
@@ -93,6 +96,7 @@ class TraceSummary:
             "duration": self.duration,
             "calls": self.calls,
             "tokens": self.tokens,
+            "start_recorded": self.dated,
         }
         if self.eval is not None:
             out["eval"] = self.eval
@@ -119,7 +123,7 @@ def assemble(
     for tr in traces:
         n_calls, call_model = calls.get(tr.id, (0, None))
         first, last, tokens = messages.get(tr.id, (None, None, 0))
-        start, duration = _span(tr, first, last)
+        start, duration, dated = _span(tr, first, last)
         out.append(
             TraceSummary(
                 tr,
@@ -129,6 +133,7 @@ def assemble(
                 n_calls,
                 tokens,
                 costs.get(tr.id),
+                dated,
             )
         )
     return out
@@ -158,15 +163,21 @@ def _messages(r: Reader) -> Spans:
     return {tid: (lo, hi, int(n or 0)) for tid, lo, hi, n in r.conn.execute(q)}
 
 
-def _span(tr: TraceLike, first: float | None, last: float | None) -> tuple[float, float | None]:
+def _span(
+    tr: TraceLike, first: float | None, last: float | None
+) -> tuple[float, float | None, bool]:
+    """``(start, duration, dated)``: the span the file recorded, a run's message times, or
+    (an import that dated nothing) the import time, marked undated."""
     meta = tr.metadata if isinstance(tr.metadata, dict) else {}
     span = meta.get("recorded_span")
     if isinstance(span, dict) and isinstance(span.get("start"), int | float):
         start, end = float(span["start"]), float(span.get("end") or span["start"])
-        return start, (end - start) if end > start else None
-    if tr.source in imported_sources() or first is None or last is None:
-        return tr.created_at, None
-    return first, last - first
+        return start, (end - start) if end > start else None, True
+    if tr.source in imported_sources():
+        return tr.created_at, None, False
+    if first is None or last is None:
+        return tr.created_at, None, True
+    return first, last - first, True
 
 
 def _meta_model(meta: Any) -> str | None:
