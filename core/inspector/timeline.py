@@ -21,6 +21,7 @@ Shown = Message | MessagePreview
 
 #: Badge ids in display order, with the label a row shows for each.
 BADGES: dict[str, str] = {
+    "error": "error",
     "injected_context": "context",
     "injected_skill": "skill",
     "summary": "summary",
@@ -70,6 +71,8 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     ``"abandoned"`` for the old continuation left behind by a rewind.
     """
     found: set[str] = set()
+    if msg.role == "tool" and _is_error(msg):
+        found.add("error")
     if msg.kind in _KIND_BADGE:
         found.add(_KIND_BADGE[msg.kind])
     if msg.branch_type == "subagent" or msg.agent_name != "main":
@@ -84,6 +87,12 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
         else:
             found.add("side_branch")
     return tuple(b for b in BADGES if b in found)
+
+
+def _is_error(msg: Shown) -> bool:
+    if isinstance(msg, MessagePreview):
+        return bool(msg.is_error)
+    return isinstance(msg.metadata, dict) and bool(msg.metadata.get("is_error"))
 
 
 def preview_of(msg: Shown) -> str:
