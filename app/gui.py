@@ -17,6 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from core.errors import CtxlensError
+
 log = logging.getLogger("ctxlens")
 
 SCREENSHOT_SIZE = (1600, 1000)
@@ -33,6 +35,8 @@ class GuiOptions:
     build_store: bool = False
     """``db`` is the missing default store: show the window, then record the demo run into
     it in the background and open it when ready (``app/default_store.py``)."""
+    problem: str | None = None
+    """What went wrong before the window (a file that would not open): the window says it."""
 
 
 def install_error_hooks(window: Any, loop: asyncio.AbstractEventLoop) -> None:
@@ -69,6 +73,9 @@ def make_window(opts: GuiOptions) -> Any:
     QApplication.setDesktopFileName("ctxlens")  # Wayland matches windows to ctxlens.desktop
     QApplication.setWindowIcon(QIcon(str(app_icon())))
     window = MainWindow(AppSettings(opts.settings), paint_first=True)  # the panes follow it
+    if opts.problem is not None:
+        problem = CtxlensError(opts.problem)
+        window.when_ready(lambda: window.report_error(problem, "Cannot open the file"))
     if opts.screenshot:
         window.resize(*SCREENSHOT_SIZE)
     if opts.build_store:
@@ -133,5 +140,9 @@ async def screenshot(window: Any, path: Path, timeout: float) -> int:  # noqa: A
     await asyncio.sleep(0.02)
     path.parent.mkdir(parents=True, exist_ok=True)
     ok = window.grab().save(str(path))
+    shown = window.last_error
     window.close()
+    if shown is not None:  # the dialog is not in the grab: say it, and fail the command
+        log.error("the window reported an error: %s", shown.text())
+        return 2
     return 0 if ok else 1

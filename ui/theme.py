@@ -13,6 +13,7 @@ ROLE_COLORS = {
 }
 
 BADGE_COLORS = {
+    "error": "#c0392b",
     "injected_context": "#1f9bb0",
     "injected_skill": "#8a5cd1",
     "summary": "#b04a9c",

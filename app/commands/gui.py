@@ -6,6 +6,7 @@ Qt is imported only inside ``run`` so every other command stays fast.
 from __future__ import annotations
 
 import argparse
+import sys
 from argparse import ArgumentParser
 
 from app.cli import CliContext
@@ -43,10 +44,9 @@ def run(ctx: CliContext) -> int:
 
     db = ctx.db
     trace = ctx.args.trace
-    if ctx.args.file:
-        from app.open_file import resolve
-
-        db, imported = resolve(ctx.args.file, db, default_store=ctx.args.db is None)
+    opened, problem = _open_file(ctx, db)
+    if opened is not None:
+        db, imported = opened
         trace = trace or imported
     opts = GuiOptions(
         db=db,
@@ -54,6 +54,22 @@ def run(ctx: CliContext) -> int:
         select=ctx.args.select,
         screenshot=ctx.args.screenshot,
         settings=ctx.args.settings,
-        build_store=not ctx.args.file and ctx.args.db is None and needs_default_store(db),
+        build_store=opened is None and ctx.args.db is None and needs_default_store(db),
+        problem=problem,
     )
     return launch(opts)
+
+
+def _open_file(ctx: CliContext, db: str) -> tuple[tuple[str, str | None] | None, str | None]:
+    """The store and trace of ``FILE`` when it opens, else what is wrong with it: a file
+    double-clicked in a file manager has no terminal, so the window opens anyway (on the
+    store) and says it, rather than the process printing to nowhere and exiting."""
+    if not ctx.args.file:
+        return None, None
+    from app.open_file import resolve
+
+    try:
+        return resolve(ctx.args.file, db, default_store=ctx.args.db is None), None
+    except CtxlensError as exc:
+        print(f"ctxlens: error: {exc}", file=sys.stderr)
+        return None, str(exc)

@@ -75,7 +75,7 @@ class Budget:
     def window_text(self) -> str:
         """``200,000 (model table)``, ``unknown``: the window as a person reads it."""
         if self.window is None:
-            return "unknown window"
+            return "unknown"
         return f"{self.window:,} ({self.window_source.replace('-', ' ')})"
 
 

@@ -74,7 +74,7 @@ def _plan_file(path: Path, fmt: str) -> ImportUnit:
     if detected is None:
         raise InvalidInputError(
             f"{path}: not a trace file of a known format "
-            f"({', '.join(FORMATS)}); use --format to force one"
+            f"({', '.join(FORMATS)}); `ctxlens import FILE --format NAME` forces one"
         )
     if detected == "claude-code" and not path.name.startswith("agent-"):
         return ImportUnit(detected, path, (path, *claude_code.subagent_files(path)))

@@ -169,6 +169,8 @@ class TraceBuilder:
         self.title = title
         self.messages = 0
         self.tool_calls = 0
+        self.tool_errors = 0
+        """Tool results the file marked as errors (``metadata["is_error"]``)."""
         self.compactions = 0
         self.llm_calls = 0
         self.subagents: set[str] = set()
@@ -215,6 +217,8 @@ class TraceBuilder:
         self._next += 1
         self.messages += 1
         self.tool_calls += len(nm.tool_calls)
+        if nm.role == "tool" and isinstance(nm.metadata, dict) and nm.metadata.get("is_error"):
+            self.tool_errors += 1
         if nm.branch_type == "subagent" and nm.branch_id:
             self.subagents.add(nm.branch_id)
         if nm.branch_type is None:
@@ -553,6 +557,11 @@ class TraceBuilder:
         has_model = isinstance(self.metadata, dict) and self.metadata.get("model")
         if self.model and not has_model:
             self.set_metadata("model", self.model)
+        if self.tool_errors:  # what ``has:error`` finds (a live capture adds to its count)
+            before = self.w.trace_metadata(self.trace_id)
+            known = before.get("tool_errors", 0) if isinstance(before, dict) else 0
+            self.set_metadata("tool_errors", int(known or 0) + self.tool_errors)
+            self.tool_errors = 0
         self.ctx.flush_notes()
         target = head if head is not None else self._last_main
         if target is None and self._next:

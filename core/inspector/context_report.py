@@ -218,7 +218,7 @@ def current_report(
 def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
     """``CarriedGap`` at the current path's last main-agent call, when it recorded its
     prompt tokens and its context (``None`` otherwise: nothing is guessed)."""
-    numbering = call_numbering(reader, trace_id)
+    numbering = recorded_numbering(reader, trace_id)  # only a recorded call has a prompt
     main = numbering.current_main()
     ref = numbering.calls[main[-1]].call if main else None
     if ref is None or ref.call_index is None:

@@ -6,6 +6,7 @@ rows stays small however long the messages are.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from core.context.view import NOT_SENT
@@ -20,6 +21,7 @@ Shown = Message | MessagePreview
 
 #: Badge ids in display order, with the label a row shows for each.
 BADGES: dict[str, str] = {
+    "error": "error",
     "injected_context": "context",
     "injected_skill": "skill",
     "summary": "summary",
@@ -69,6 +71,8 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     ``"abandoned"`` for the old continuation left behind by a rewind.
     """
     found: set[str] = set()
+    if msg.role == "tool" and _is_error(msg):
+        found.add("error")
     if msg.kind in _KIND_BADGE:
         found.add(_KIND_BADGE[msg.kind])
     if msg.branch_type == "subagent" or msg.agent_name != "main":
@@ -85,6 +89,12 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(b for b in BADGES if b in found)
 
 
+def _is_error(msg: Shown) -> bool:
+    if isinstance(msg, MessagePreview):
+        return bool(msg.is_error)
+    return isinstance(msg.metadata, dict) and bool(msg.metadata.get("is_error"))
+
+
 def preview_of(msg: Shown) -> str:
     """One line: tool calls as ``name(args…)`` then the text, cut to ``PREVIEW_CHARS``."""
     parts = [f"{c.name}({squash(c.arguments, 60)})" for c in msg.tool_calls]
@@ -94,9 +104,21 @@ def preview_of(msg: Shown) -> str:
 
 
 def squash(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """One line of at most ``limit`` characters (whitespace runs become one space)."""
-    flat = " ".join(text[: limit * 2].split())
+    """One line of at most ``limit`` characters (whitespace runs become one space). Terminal
+    escapes a tool's output carried (``ESC[1m`` colours of a hook's log) are dropped: in a
+    row they were an unprintable box and a stray ``[1m``; the message keeps them."""
+    head = text[: limit * 2]
+    if "\x1b" in head:
+        head = _ESCAPES.sub("", text[: limit * 4])
+    flat = " ".join(head.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]+[0-~]|[@-Z\\-_])"
+)
+"""ANSI/VT escape sequences: CSI (colours, cursor), OSC (titles, links), charset
+designations (``ESC ( B``) and two-byte ones."""
 
 
 def row_of(msg: Shown, forks: tuple[str, ...] = ()) -> TimelineRow:

@@ -66,6 +66,9 @@ class TraceSummary:
     """What its priced calls cost (``core/cost``); ``None``: no call has a price."""
     priced_calls: int = 0
     """How many of its ``calls`` have a price: fewer, and ``usd`` is a lower bound."""
+    dated: bool = True
+    """``start`` is a recorded time; ``False``: the file dated nothing (a SWE-agent
+    trajectory, a list of chat messages) and ``start`` is when it was imported."""
 
     @property
     def cost_complete(self) -> bool:
@@ -99,6 +102,7 @@ class TraceSummary:
             "duration": self.duration,
             "calls": self.calls,
             "tokens": self.tokens,
+            "start_recorded": self.dated,
         }
         if self.eval is not None:
             out["eval"] = self.eval
@@ -129,7 +133,7 @@ def assemble(
     for tr in traces:
         n_calls, call_model = calls.get(tr.id, (0, None))
         first, last, tokens = messages.get(tr.id, (None, None, 0))
-        start, duration = _span(tr, first, last)
+        start, duration, dated = _span(tr, first, last)
         out.append(
             TraceSummary(
                 tr,
@@ -139,6 +143,7 @@ def assemble(
                 n_calls,
                 tokens,
                 *costs.get(tr.id, (None, 0)),
+                dated,
             )
         )
     return out
@@ -148,10 +153,11 @@ def _calls(r: Reader) -> Calls:
     from sqlalchemy import func, select
 
     from core.store import schema as t
+    from core.store.quick import calls_and_model
 
     c = t.llm_calls.c
-    q = select(c.trace_id, func.count(), func.max(c.model)).group_by(c.trace_id)
-    return {tid: (int(n), model or None) for tid, n, model in r.conn.execute(q)}
+    keys = (c.trace_id, c.agent_name, c.model)
+    return calls_and_model(r.conn.execute(select(*keys, func.count()).group_by(*keys)))
 
 
 def _messages(r: Reader) -> Spans:
@@ -167,15 +173,21 @@ def _messages(r: Reader) -> Spans:
     return {tid: (lo, hi, int(n or 0)) for tid, lo, hi, n in r.conn.execute(q)}
 
 
-def _span(tr: TraceLike, first: float | None, last: float | None) -> tuple[float, float | None]:
+def _span(
+    tr: TraceLike, first: float | None, last: float | None
+) -> tuple[float, float | None, bool]:
+    """``(start, duration, dated)``: the span the file recorded, a run's message times, or
+    (an import that dated nothing) the import time, marked undated."""
     meta = tr.metadata if isinstance(tr.metadata, dict) else {}
     span = meta.get("recorded_span")
     if isinstance(span, dict) and isinstance(span.get("start"), int | float):
         start, end = float(span["start"]), float(span.get("end") or span["start"])
-        return start, (end - start) if end > start else None
-    if tr.source in imported_sources() or first is None or last is None:
-        return tr.created_at, None
-    return first, last - first
+        return start, (end - start) if end > start else None, True
+    if tr.source in imported_sources():
+        return tr.created_at, None, False
+    if first is None or last is None:
+        return tr.created_at, None, True
+    return first, last - first, True
 
 
 def _meta_model(meta: Any) -> str | None:

@@ -167,6 +167,8 @@ async def intrinsic(rt: RunnerCore, call: ToolCall, args: dict[str, Any]) -> Too
 def write_result(rt: RunnerCore, w: Writer, call: ToolCall, result: ToolResult) -> list[Message]:
     assert rt.turn.call_message is not None
     meta = dict(result.metadata or {})
+    if result.is_error:  # as an imported tool result says it (the timeline's error badge)
+        meta["is_error"] = True
     deferred = meta.pop("deferred", None)
     args = meta.pop("args", {})
     base: dict[str, Any] = {

@@ -133,11 +133,13 @@ def _trace_query(q: Query) -> Select[Any]:
 
 
 def _has_error(trace_id: Any) -> Any:
-    """A call that recorded an error, or a tool call that did not end ``ok``."""
+    """A call that recorded an error, a tool call that did not end ``ok``, or (an import)
+    tool results the file marked as errors (``tool_errors`` in the trace's metadata)."""
     calls, audit = t.llm_calls.c, t.audit_log.c
     return or_(
         exists().where(calls.trace_id == trace_id, calls.error.is_not(None)),
         exists().where(audit.trace_id == trace_id, audit.status.not_in(("ok",))),
+        t.traces.c.metadata["tool_errors"].as_integer() > 0,
     )
 
 

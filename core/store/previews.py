@@ -37,6 +37,8 @@ class MessagePreview:
     name: str | None
     branch_type: str | None
     agent_name: str
+    is_error: bool | None
+    """The tool result was an error (``metadata["is_error"]``)."""
 
 
 def preview_columns() -> tuple[Any, ...]:
@@ -44,7 +46,8 @@ def preview_columns() -> tuple[Any, ...]:
     length in the database)."""
     content = func.substr(_m.content, 1, bindparam("chars", type_=Integer)).label("content")
     return (_m.sequence, _m.role, _m.kind, _m.goal_id, _m.token_count, content,
-            _m.tool_calls, _m.tool_call_id, _m.name, _m.branch_type, _m.agent_name)  # fmt: skip
+            _m.tool_calls, _m.tool_call_id, _m.name, _m.branch_type, _m.agent_name,
+            _m.metadata["is_error"].as_boolean())  # fmt: skip
 
 
 _decode_calls = CODECS["tool_calls"][1]

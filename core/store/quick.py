@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
@@ -89,12 +89,12 @@ def _figures(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, Any], dict[
             " FROM traces ORDER BY created_at, id"
         )
     ]
-    calls = {
-        tid: (int(n), model or None)
-        for tid, n, model in conn.execute(
-            "SELECT trace_id, count(*), max(model) FROM llm_calls GROUP BY trace_id"
+    calls = calls_and_model(
+        conn.execute(
+            "SELECT trace_id, agent_name, model, count(*) FROM llm_calls"
+            " GROUP BY trace_id, agent_name, model"
         )
-    }
+    )
     spans = {
         tid: (lo, hi, int(n or 0))
         for tid, lo, hi, n in conn.execute(
@@ -104,6 +104,24 @@ def _figures(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, Any], dict[
         )
     }
     return traces, calls, spans
+
+
+def calls_and_model(
+    rows: Iterable[tuple[str, str | None, str | None, int]],
+) -> dict[str, tuple[int, str | None]]:
+    """Per trace: its call count and the model that stands for it, from rows of (trace,
+    agent, model, calls). The model is the one the main agent called most (else the one
+    called most by any agent): a session of 152 Opus calls with 3 Sonnet subagent calls is
+    an Opus session, whatever the names' alphabetical order."""
+    totals: dict[str, int] = {}
+    best: dict[str, tuple[bool, int, str]] = {}
+    for tid, agent, model, n in rows:
+        totals[tid] = totals.get(tid, 0) + int(n)
+        if model:
+            rank = (agent in (None, "main"), int(n), model)
+            if tid not in best or rank > best[tid]:
+                best[tid] = rank
+    return {tid: (n, best[tid][2] if tid in best else None) for tid, n in totals.items()}
 
 
 def _calls(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,8 @@ from app.open_file import resolve
 from core.errors import InvalidInputError
 from core.store import Store
 from tests.sample_trace import write_sample
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -58,3 +63,37 @@ def test_a_missing_or_unknown_file_is_a_clear_error(tmp_path: Path) -> None:
     junk.write_text("hello\n")
     with pytest.raises(InvalidInputError, match=r"notes\.txt"):
         resolve(str(junk), str(tmp_path / "s.db"))
+
+
+def _gui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+
+
+def test_a_file_that_does_not_open_still_opens_the_window_and_says_why(
+    tmp_path: Path, sample_store: tuple[Path, str]
+) -> None:
+    """A double-click has no terminal: the window opens on the store, with the error shown
+    in it; the command still fails (exit 2) and names the file."""
+    db, _trace = sample_store
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\n")
+    shot = tmp_path / "shot.png"
+    out = _gui("--db", str(db), "gui", str(junk), "--screenshot", str(shot), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "notes.txt: not a trace file" in out.stderr and "Traceback" not in out.stderr
+    assert "the window reported an error" in out.stderr, "shown in the window, not only printed"
+    assert "--format NAME" in out.stderr and shot.stat().st_size > 0
+
+
+def test_an_unknown_trace_is_said_not_swapped_silently(
+    tmp_path: Path, sample_store: tuple[Path, str]
+) -> None:
+    db, _trace = sample_store
+    shot = tmp_path / "shot.png"
+    out = _gui("--db", str(db), "gui", "--trace", "zzzz", "--screenshot", str(shot), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "zzzz" in out.stderr and "Traceback" not in out.stderr

@@ -17,6 +17,7 @@ import pytest
 from core.inspector.playback import PlaybackFrames
 from core.store import Store
 from tests.conftest import TRACES
+from tests.helpers.playback import main_positions
 
 EVENTS = (
     TRACES / "openhands/OpenHands__software-agent-sdk/tests/sdk/conversation/goal/fixtures"
@@ -62,7 +63,7 @@ def test_stats_updates_are_the_calls_usage(
         assert rec["cached_tokens"] == cached
     with Store.open(db) as s, s.read() as r:
         frames = PlaybackFrames.open(r, row["id"])
-    assert len(frames.playback.main_positions()) == len(expected)
+    assert len(main_positions(frames.playback)) == len(expected)
     assert "token usage" not in frames.notes
 
 
@@ -85,7 +86,7 @@ def test_every_llm_response_of_a_cli_folder_is_a_call(
     with Store.open(db) as s, s.read() as r:
         frames = PlaybackFrames.open(r, row["id"])
         choices = call_choices(r, row["id"])
-    assert len(frames.playback.main_positions()) == len(choices) == len(responses)
+    assert len(main_positions(frames.playback)) == len(choices) == len(responses)
     assert all(" — model," not in c.label for c in choices), "no literal 'model' for none"
     last = len(responses) - 1
     code, out = cli("--db", str(db), "context", row["id"], "--call", str(last), "--json")

@@ -13,6 +13,7 @@ import pytest
 from core.replay.playback import Playback
 from core.store import Store
 from tests.conftest import TRACES
+from tests.helpers.playback import main_positions
 
 PYDICOM = (
     TRACES / "swe_agent/SWE-agent__SWE-agent/tests/test_data/trajectories"
@@ -33,7 +34,7 @@ def test_model_stats_calls_are_the_calls_everywhere(
     (row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
     assert row["calls"] == api_calls > 0
     with Store.open(db) as s, s.read() as r:
-        strip = Playback.open(r, row["id"]).main_positions()
+        strip = main_positions(Playback.open(r, row["id"]))
     assert len(strip) == api_calls
     replies = [m for m in raw["history"] if m["role"] == "assistant"]
     for n in (0, api_calls - 1):

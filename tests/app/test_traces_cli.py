@@ -69,3 +69,62 @@ def test_keys_and_titles(cli: Cli, store_path: Path) -> None:
     assert all(
         r["title"].startswith(f"{header['eval']['task']} #{r['sample']['id']} ") for r in samples
     )
+
+
+SPOTTER = next(iter(sorted((TRACES / "claude_code").rglob("258c7280-*.jsonl"))), None)
+
+
+def _main_model(path: Path) -> str:
+    """The model of most main-agent model calls (one per ``message.id``), read raw."""
+    per_model: dict[str, set[str]] = {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        msg = rec.get("message") or {}
+        if rec.get("type") == "assistant" and not rec.get("isSidechain") and msg.get("model"):
+            per_model.setdefault(msg["model"], set()).add(msg.get("id") or rec["uuid"])
+    return max(per_model, key=lambda m: len(per_model[m]))
+
+
+@pytest.mark.skipif(SPOTTER is None, reason="no shared traces")
+def test_model_is_the_main_agents_most_called(cli: Cli, store_path: Path) -> None:
+    """Not the alphabetically greatest model name of any call (a subagent's Sonnet)."""
+    from core.inspector.trace_list import summaries
+    from core.store import Store
+
+    assert SPOTTER is not None
+    rows = _rows(cli, store_path, SPOTTER)
+    want = _main_model(SPOTTER)
+    assert [r["model"] for r in rows] == [want]
+    with Store.open(str(store_path)) as store, store.read() as r:
+        assert [s.model for s in summaries(r)] == [want], "the Traces pane's path agrees"
+
+
+UNDATED = next(iter(sorted((TRACES / "swe_agent").rglob("pydicom__pydicom-1458.traj"))), None)
+
+
+@pytest.mark.skipif(UNDATED is None, reason="no shared traces")
+def test_a_trace_the_file_did_not_date_is_marked_undated(cli: Cli, store_path: Path) -> None:
+    """A SWE-agent trajectory has no timestamps: its start is the import time, and says so
+    (the list showed the import time as if the run had started then)."""
+    from PySide6.QtCore import Qt
+
+    from core.inspector.trace_list import summaries
+    from core.store import Store
+    from ui.panes.trace_tree import TraceTreeModel, tooltip
+
+    assert UNDATED is not None and CODEX_IDE is not None
+    assert '"timestamp"' not in UNDATED.read_text(encoding="utf-8")
+    rows = {r["source"]: r for r in _rows(cli, store_path, UNDATED, CODEX_IDE)}
+    assert rows["swe-agent"]["start_recorded"] is False and rows["codex"]["start_recorded"]
+    with Store.open(str(store_path)) as store, store.read() as r:
+        shown = summaries(r)
+    model = TraceTreeModel()
+    model.set_rows(list(shown))
+    start_col = next(
+        c for c in range(model.columnCount())
+        if model.headerData(c, Qt.Orientation.Horizontal) == "Start"
+    )  # fmt: skip
+    cells = {s.trace.source: model.index(n, start_col).data() for n, s in enumerate(shown)}
+    assert cells["swe-agent"] == "undated" and cells["codex"] != "undated"
+    swe = next(s for s in shown if s.trace.source == "swe-agent")
+    assert "start not recorded (imported " in tooltip(swe)

@@ -97,3 +97,32 @@ def test_context_pane_shows_recorded_calls_of_an_import(
     if shot:  # docs/img/import-claude-code.png is taken this way
         pane.grab().save(shot)
     assert win.last_error is None
+
+
+PYDICOM = next(iter(sorted((TRACES / "swe_agent").rglob("pydicom__pydicom-1458.traj"))), None)
+
+
+@pytest.mark.skipif(PYDICOM is None, reason="the shared SWE-agent trajectory is not there")
+def test_summary_of_a_trace_without_a_known_window(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """The window is said once, as unknown (it read "unknown window window; window unknown")."""
+    assert PYDICOM is not None
+    db = tmp_path / "swe.db"
+    with Store.open(db) as s:
+        (res,) = import_paths(s, [PYDICOM])
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.show()
+    assert win.open_store(db, res.trace_id)
+    settle(qtbot, win)
+    qtbot.waitUntil(lambda: win.context.report is not None, timeout=30_000)
+    rep = win.context.report
+    assert rep is not None
+    text = win.context.summary.text()
+    assert "window window" not in text and "unknown window" not in text
+    if rep.budget.window is None:
+        assert text.count("window unknown") == 1
+    else:
+        assert f"{rep.budget.window:,}" in text
+    assert win.last_error is None

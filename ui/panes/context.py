@@ -263,10 +263,10 @@ def choices_of(store: Store, trace_id: str) -> list[CallChoice]:
 def _summary(rep: ContextReport) -> str:
     b = rep.budget
     tokens = rep.prompt_tokens
-    share = f"{100 * tokens / b.window:.0f}% of " if b.window else ""
+    window = f"{100 * tokens / b.window:.0f}% of {b.window_text()} window; " if b.window else ""
     parts = [
         f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted "
-        f"({share}{b.window_text()} window; {b.status(tokens)})"
+        f"({window}{b.status(tokens)})"
     ]
     if rep.elided:
         parts.append(f"{rep.elided:,} items in the middle not listed")

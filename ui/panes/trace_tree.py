@@ -112,7 +112,13 @@ def _sum(get: Callable[[TraceSummary], int]) -> Cell:
 
 
 def _start(row: Row) -> tuple[str, Any]:
-    return when(row.start), row.start
+    return _when(row), row.start
+
+
+def _when(row: Row) -> str:
+    """The start as recorded; ``undated`` where the file dated nothing (its import time
+    would pass for the run's)."""
+    return when(row.start) if isinstance(row, EvalGroup) or row.dated else "undated"
 
 
 def _duration(row: Row) -> tuple[str, Any]:
@@ -203,7 +209,7 @@ def subtitle(row: Row) -> str:
         return " · ".join(str(p) for p in (*parts, when(row.start)) if p)
     calls = row.calls
     parts = [
-        when(row.start),
+        _when(row),
         duration(row.duration),
         f"{calls} call{'s' if calls != 1 else ''}",
         f"{compact(row.tokens)} tok",
@@ -230,8 +236,7 @@ def tooltip(row: Row) -> str:
         lines.append(f"{key}: {value}")
     lines += [
         f"source {t.source} · model {row.model or 'unknown'}",
-        f"start {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(row.start))}"
-        f" · duration {duration(row.duration) or 'not recorded'}",
+        _start_line(row) + f" · duration {duration(row.duration) or 'not recorded'}",
         f"{row.calls} model calls · {row.tokens:,} tokens · {t.messages:,} messages",
         f"cost {usd_text(row.usd, row.priced_calls, row.calls) or 'no price'}"
         + ("" if row.cost_complete or not row.calls else ": calls without a price are not in it")
@@ -239,6 +244,11 @@ def tooltip(row: Row) -> str:
         f"id {t.id}",
     ]
     return "\n".join(lines)
+
+
+def _start_line(row: TraceSummary) -> str:
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start))
+    return f"start {at}" if row.dated else f"start not recorded (imported {at})"
 
 
 class TraceTreeModel(QStandardItemModel):

@@ -104,6 +104,11 @@ def test_a_bad_save_memory_type_is_an_error_result_not_the_end_of_the_run(
     r, result = _drive(store, server, RunConfig(memory_dir=str(tmp_path / "mem")))
     assert result.stopped == "done" and r.final == "done anyway"
     assert "bogus" in server.requests[-1].messages[-1]["content"]
+    from core.inspector.timeline import row_of
+
+    (result_msg,) = [m for m in _messages(store, r.trace_id).values() if m.role == "tool"]
+    assert (result_msg.metadata or {}).get("is_error") is True, "said as an import says it"
+    assert "error" in row_of(result_msg).badges
 
 
 async def _delegate(args: dict[str, Any], ctx: Any) -> Any:
