@@ -520,13 +520,20 @@ class TraceBuilder:
 
     def replies_fit(self, heads: Sequence[int | None]) -> bool:
         """Whether calls at these heads can be recorded with their contexts (else a warning)."""
-        depth = self.paths.depth
-        total = sum(depth[h] + 1 for h in heads if h is not None)
-        if total <= self.REPLY_CONTEXT_LIMIT:
+        return self.calls_fit(len(heads), sum(self.context_entries(h) for h in heads))
+
+    def context_entries(self, head: int | None) -> int:
+        """Path entries of the rebuilt context of a call at ``head`` (``replies_fit``'s sum)."""
+        return 0 if head is None else self.paths.depth[head] + 1
+
+    def calls_fit(self, calls: int, entries: int) -> bool:
+        """``replies_fit`` from running totals (an importer that stops keeping its replies
+        once they cannot fit, so memory stays constant in the file size)."""
+        if entries <= self.REPLY_CONTEXT_LIMIT:
             return True
         self.ctx.warn(
-            f"{self.path}: {len(heads)} model calls not stored as calls (their contexts would "
-            f"hold {total:,} entries); the playback derives them from the replies"
+            f"{self.path}: {calls} model calls not stored as calls (their contexts would "
+            f"hold {entries:,} entries); the playback derives them from the replies"
         )
         return False
 
