@@ -296,6 +296,15 @@ class TraceBuilder:
         while self._held and (self._held_chars > self.HELD_CHARS or self._counted(self._held[0])):
             self._write_held()
 
+    def _rendered_from_memory(self) -> bool:
+        """Whether every held message a context may hold is among the ``FreshMessages``
+        (which drop the oldest first, so checking the oldest sent one is enough)."""
+        for chain in self._held:
+            for n, nm in enumerate(chain.messages):
+                if nm.kind not in NOT_SENT:
+                    return chain.first + n in self._fresh
+        return True
+
     def _counted(self, chain: _Chain) -> bool:
         ahead = self._ahead
         assert ahead is not None
@@ -554,8 +563,12 @@ class TraceBuilder:
         the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
         to what follows that message (a subagent sees its own branch, not its parent's).
         The hash reads only message rows, so queued messages are written, not the rest
-        (a ``Writer.flush`` per call would also write the call queue one call at a time)."""
-        self.flush()
+        (a ``Writer.flush`` per call would also write the call queue one call at a time).
+        Chains held for their counts need not be written: the hash renders them from memory
+        (``_rendered_from_memory``), so the calls go on while the counting does."""
+        self._cut()
+        if not self._rendered_from_memory():
+            self.flush()
         items: tuple[ContextItem, ...] = ()
         if head is not None:
             items, boundary = self.paths.items(head)

@@ -114,6 +114,7 @@ def test_counted_ahead_rows_are_written_with_their_exact_counts(
     for res in results:
         assert pending(store, res.trace_id) == 0, "every row was written counted"
         assert _stored(store, res.trace_id) == _expected(store, res.trace_id)
+    _hashes_are_the_views(store, [r.trace_id for r in results])
 
 
 def test_import_counted_matches_import_then_fill_on_every_format(tmp_path: Path) -> None:
@@ -134,3 +135,28 @@ def test_import_counted_matches_import_then_fill_on_every_format(tmp_path: Path)
         before, after = _all_stored(a), _all_stored(b)
         assert {(ids[tid], seq): n for (tid, seq), n in before.items()} == after
         assert PENDING_TOKENS not in after.values()
+        calls_before, calls_after = _calls(a), _calls(b)
+        assert len(calls_after) > 20, "the fixtures record model calls"
+        assert {(ids[tid], *rest) for tid, *rest in calls_before} == set(calls_after)
+        _hashes_are_the_views(b, list(ids.values()))
+
+
+def _calls(store: Store) -> list[tuple[object, ...]]:
+    """Each call's trace, index, head and stored context."""
+    c = t.llm_calls.c
+    with store.read() as r:
+        rows = r.conn.execute(select(c.trace_id, c.call_index, c.context, c.head_sequence)).all()
+    return [(tid, i, repr(ctx), head) for tid, i, ctx, head in rows]
+
+
+def _hashes_are_the_views(store: Store, trace_ids: list[str]) -> None:
+    """A counted import hashes its calls while chains wait for their counts (rendered from
+    memory): each hash is still ``request_sha256`` of the View the store gives. (Hashes are
+    not compared across stores: a ref's id, inside the request, names its trace.)"""
+    from core.context.view import request_sha256, resolve
+
+    with store.read() as r:
+        calls = [(tid, call) for tid in trace_ids for call in r.llm_calls(tid)]
+        for tid, call in calls:
+            view = resolve(r, tid, call.context)
+            assert call.request_sha256 == request_sha256(view.openai()), (tid, call.call_index)
