@@ -386,7 +386,10 @@ class TraceBuilder:
         after" the source did not give is counted at ``finish`` unless the next call's
         recorded prompt settles it first (``_settle_after``: then it is never counted).
         """
-        self.flush()  # the counts read message rows only
+        if tokens_before is None:
+            self.flush()  # counted from the message rows (written, with their counts)
+        else:
+            self._cut()  # nothing is read: chains held for their counts may stay held
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
         if at_sequence is not None:
