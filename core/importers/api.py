@@ -11,7 +11,7 @@ import hashlib
 import importlib
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 from core.errors import CtxlensError, ImportCancelled, InvalidInputError
 from core.importers import claude_code
 from core.importers.base import ImportContext, ImportResult, ImportUnit, Progress
-from core.importers.counting import CountsAhead, fill_pending
+from core.importers.counting import CountsAhead, LazyPool, fill_pending
 from core.importers.detect import sniff
 from core.importers.formats import FORMATS
 from core.importers.reading import first_record
@@ -202,7 +202,7 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
             if existing:
                 return _duplicates(r, unit, existing)
     else:
-        hashing = _hasher().submit(content_hash, unit)
+        hashing = _HASHER.get().submit(content_hash, unit)
     module = importer(unit.format)
     ctx.warnings = []
     ctx.where = str(unit.main)
@@ -252,17 +252,8 @@ def _duplicates(r: Reader, unit: ImportUnit, trace_ids: list[str]) -> list[Impor
     ]
 
 
-_hash_pool: ThreadPoolExecutor | None = None
-_hash_lock = threading.Lock()
-
-
-def _hasher() -> ThreadPoolExecutor:
-    """One thread for content hashes computed beside imports."""
-    global _hash_pool
-    with _hash_lock:
-        if _hash_pool is None:
-            _hash_pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-import-hash")
-        return _hash_pool
+_HASHER = LazyPool(1, "ctxlens-import-hash")
+"""One thread for content hashes computed beside imports."""
 
 
 def import_paths(

@@ -118,7 +118,7 @@ class CountsAhead:
     CHUNK = 1 << 16
 
     def __init__(self) -> None:
-        self._pool = _ahead_pool()
+        self._pool = _AHEAD.get()
         self._counter = bounded_counter()
         self._queued: list[MessageTexts] = []
         self._chars = 0
@@ -181,18 +181,24 @@ class CountsAhead:
             job.cancel()
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+class LazyPool:
+    """A thread pool of the process, started on first use (a pool per import cost a small
+    import ~3 % of its time in starting threads)."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._workers, self._name = workers, name
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
+            return self._pool
 
 
-def _ahead_pool() -> ThreadPoolExecutor:
-    """The counting threads of ``CountsAhead``, started once per process (a pool per
-    import cost a small import ~3 % of its time in starting threads)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxlens-count-ahead")
-        return _pool
+_AHEAD = LazyPool(WORKERS, "ctxlens-count-ahead")
+"""The counting threads of ``CountsAhead``."""
 
 
 def _shares(batch: list[Pending]) -> list[list[Pending]]:
