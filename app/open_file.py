@@ -25,8 +25,7 @@ def resolve(file: str, db: str, default_store: bool = False) -> tuple[str, str |
     ``default_store``: ``db`` is the embedded default store (created first when missing).
     """
     from app.default_store import ensure_default_store
-    from core.importers.api import import_paths
-    from core.importers.counting import fill_pending
+    from core.importers.api import import_counted
     from core.store import Store
 
     path = Path(file)
@@ -37,8 +36,7 @@ def resolve(file: str, db: str, default_store: bool = False) -> tuple[str, str |
     if default_store:
         db = ensure_default_store(db)
     with Store.open(db) as store:
-        results = import_paths(store, [path])
-        fill_pending(store, [r.trace_id for r in results if not r.duplicate])
+        results = import_counted(store, [path])
     if not results:
         raise InvalidInputError(f"{path}: no trace found in this file")
     return db, results[0].trace_id

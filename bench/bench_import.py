@@ -2,16 +2,19 @@
 
 - Throughput: import the largest Claude Code session in shared/traces (with its subagent
   files) into an open store, compared with ``json.loads`` of every line of the same files,
-  timed in turns in the same run, medians (goal: ratio >= 0.3). The import ends when the
-  trace is committed (token counts pending). The import with its token counts filled in
-  afterwards (the whole ``ctxlens import``; goal: ratio >= 0.2, issue 20). Diagnostics: the
-  importing thread's CPU time, and into a new store each time (opening and migrating a
-  store is a fixed cost, not per MB).
+  timed in turns in the same run, medians (goal: ratio >= 0.36, a margin over issue 13's
+  0.3). The import ends when the trace is committed (token counts pending). The whole
+  ``ctxlens import`` (``import_counted``: exact counts counted while the files are read;
+  goal: ratio >= 0.25, a margin over issue 20's 0.2). Diagnostics: the importing thread's
+  CPU time, and into a new store each time (opening and migrating a store is a fixed
+  cost, not per MB).
 - Inspect: a 200-sample zstd `.eval` imported against `inspect_ai.log.read_eval_log` of
-  the same file, in CPU seconds (see `inspect_vs_read_eval_log`; goal: ratio >= 1.0).
+  the same file, in CPU seconds (see `inspect_vs_read_eval_log`; goal: ours over theirs
+  ``ratio <= 1.0``).
 - Peak RSS: a synthetic Claude Code session of 200 MB (``--quick``: 24 MB) and one an
-  eighth of that size, each generated and imported in its own subprocess; the ratio of
-  the two peaks shows memory is constant in the file size.
+  eighth of that size, each generated and imported (with counts) in its own subprocess;
+  the ratio of the two peaks shows memory is constant in the file size (goal: ``ratio <=
+  1.25``).
 
 ``python -m bench.bench_import --rss MB`` is the subprocess entry point.
 """
@@ -71,9 +74,8 @@ def throughput(quick: bool) -> Iterator[dict[str, Any]]:
 
     The import is done when its trace is committed: stored whole and browsable, token
     counts pending (a reader counts what it reads). ``ctxlens import`` then fills the counts
-    in (``fill_pending``); that is the second figure, the whole command's work."""
-    from core.importers.api import import_paths, plan
-    from core.importers.counting import fill_pending
+    in while it reads (``import_counted``); that is the second figure, the whole command."""
+    from core.importers.api import import_counted, import_paths, plan
     from core.store import Store
 
     path = _largest_claude_code()
@@ -95,8 +97,7 @@ def throughput(quick: bool) -> Iterator[dict[str, Any]]:
                 import_paths(store, [next(copies)])
 
             def imported_and_counted() -> None:
-                results = import_paths(store, [next(copies)])
-                fill_pending(store, [r.trace_id for r in results])
+                import_counted(store, [next(copies)])
 
             cpu: list[tuple[float, float]] = []
             base, took = _turns(loads, imported, repeat, cpu)
@@ -105,9 +106,8 @@ def throughput(quick: bool) -> Iterator[dict[str, Any]]:
                 "claude_code_import_MBps",
                 size_mb / took,
                 "MB/s",
-                "ratio >= 0.3 of json.loads",
+                "ratio >= 0.36 (of json.loads; issue 13 asks >= 0.3)",
                 baseline=size_mb / base,
-                met=base / took >= 0.3,
             )
             base, took2 = _turns(loads, imported_and_counted, repeat)
             yield figure(
@@ -115,10 +115,9 @@ def throughput(quick: bool) -> Iterator[dict[str, Any]]:
                 "claude_code_import_and_token_counts_MBps",
                 size_mb / took2,
                 "MB/s",
-                "ratio >= 0.2 of json.loads (issue 20): import plus exact token counts "
-                "(TOK-1), the whole 'ctxlens import'",
+                "ratio >= 0.25 (of json.loads; issue 20 asks >= 0.2: import plus exact "
+                "token counts (TOK-1), the whole 'ctxlens import')",
                 baseline=size_mb / base,
-                met=base / took2 >= 0.2,
             )
             base_cpu, main_cpu = _median([b for b, _ in cpu]), _median([f for _, f in cpu])
             yield figure(
@@ -284,9 +283,8 @@ def _turn(n: int, parent: str | None, sid: str) -> tuple[list[dict[str, Any]], s
 
 
 def _child(megabytes: float) -> None:
-    """Import then fill in the token counts (the peak covers both)."""
-    from core.importers.api import import_paths
-    from core.importers.counting import fill_pending
+    """The whole ``ctxlens import`` (``import_counted``: the peak covers the counting)."""
+    from core.importers.api import import_counted
     from core.store import Store
 
     with tempfile.TemporaryDirectory() as d:
@@ -295,9 +293,8 @@ def _child(megabytes: float) -> None:
         size = src.stat().st_size
         t = time.perf_counter()
         with Store.open(Path(d) / "store.db") as store:
-            (res,) = import_paths(store, [src])
+            (res,) = import_counted(store, [src])
             took = time.perf_counter() - t
-            fill_pending(store, [res.trace_id])
         print(
             json.dumps(
                 {"bytes": size, "seconds": took, "messages": res.messages, "peak_kb": _peak_kb()}
@@ -335,7 +332,7 @@ def peak_rss(quick: bool) -> Iterator[dict[str, Any]]:
         f"peak_rss_{int(big_mb)}MB_jsonl",
         big["peak_kb"] / 1024,
         "MB",
-        "constant in file size (ratio to 1/8 of the size <= 1.25)",
+        "ratio <= 1.25 (constant in file size: the peak over the peak at 1/8 of the size)",
         baseline=small["peak_kb"] / 1024,
     )
     yield figure(
@@ -343,7 +340,7 @@ def peak_rss(quick: bool) -> Iterator[dict[str, Any]]:
         f"synthetic_{int(big_mb)}MB_import_MBps",
         big["bytes"] / 1e6 / big["seconds"],
         "MB/s",
-        "informational",
+        "informational (the whole 'ctxlens import' of the synthetic session)",
     )
 
 
@@ -378,9 +375,9 @@ def eval_log(dest: Path, n: int = SAMPLES, tag: str = "") -> Path:
 
 
 def inspect_vs_read_eval_log(quick: bool) -> Iterator[dict[str, Any]]:
-    """The side-by-side Inspect figure (module docstring: how the log is built and timed)."""
-    from core.importers.api import import_paths
-    from core.importers.counting import fill_pending
+    """The side-by-side Inspect figure (module docstring: how the log is built and timed):
+    our CPU seconds over ``read_eval_log``'s, so the ratio is the issue's "≤ 1.0×"."""
+    from core.importers.api import import_counted, import_paths
     from core.store import Store
 
     repeat = 3 if quick else 7
@@ -393,7 +390,6 @@ def inspect_vs_read_eval_log(quick: bool) -> Iterator[dict[str, Any]]:
             [eval_log(Path(d) / f"log-{i}.eval", tag=str(i)) for i in range(2 * repeat + 2)]
         )
         first = next(logs)
-        size_mb = first.stat().st_size / 1e6
         with Store.open(Path(d) / "bench.db") as store:
             import_paths(store, [first])  # warm: compiled statements, encodings
 
@@ -401,8 +397,7 @@ def inspect_vs_read_eval_log(quick: bool) -> Iterator[dict[str, Any]]:
                 import_paths(store, [next(logs)])
 
             def counted() -> None:
-                res = import_paths(store, [next(logs)])
-                fill_pending(store, [r.trace_id for r in res])
+                import_counted(store, [next(logs)])
 
             def read() -> None:
                 if read_eval_log is not None:
@@ -412,29 +407,29 @@ def inspect_vs_read_eval_log(quick: bool) -> Iterator[dict[str, Any]]:
             if read_eval_log is None:
                 yield figure(
                     BENCH,
-                    "inspect_200_samples_import_cpu_MBps",
-                    size_mb / took,
-                    "MB/s of CPU",
+                    "inspect_200_samples_import_cpu_s",
+                    took,
+                    "s of CPU",
                     "inspect_ai not installed: no read_eval_log baseline in this run",
                 )
             else:
                 yield figure(
                     BENCH,
-                    "inspect_200_samples_import_cpu_MBps",
-                    size_mb / took,
-                    "MB/s of CPU",
-                    "ratio >= 1.0 of inspect_ai.log.read_eval_log (import CPU <= 1.0x)",
-                    baseline=size_mb / base,
-                    met=base / took >= 1.0,
+                    "inspect_200_samples_import_cpu_s",
+                    took,
+                    "s of CPU",
+                    "ratio <= 1.0 (import CPU over inspect_ai.log.read_eval_log's, same file)",
+                    baseline=base,
                 )
             base, took = _cpu_turns(read, counted, repeat)
             yield figure(
                 BENCH,
-                "inspect_200_samples_import_and_token_counts_cpu_MBps",
-                size_mb / took,
-                "MB/s of CPU",
-                "diagnostic: the whole 'ctxlens import' (import plus exact token counts)",
-                baseline=size_mb / base if read_eval_log is not None else None,
+                "inspect_200_samples_import_and_token_counts_cpu_s",
+                took,
+                "s of CPU",
+                "diagnostic: the whole 'ctxlens import' (import plus exact token counts) "
+                "over read_eval_log",
+                baseline=base if read_eval_log is not None else None,
             )
 
 

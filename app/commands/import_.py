@@ -32,14 +32,12 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    from core.importers.api import import_paths, plan
-    from core.importers.counting import fill_pending
+    from core.importers.api import import_counted, plan
 
     plan(ctx.args.paths, ctx.args.format)  # bad paths and formats fail before any write
     store = ctx.store(create=True)
-    results = import_paths(store, ctx.args.paths, ctx.args.format, stop_on_error=False)
+    results = import_counted(store, ctx.args.paths, ctx.args.format, stop_on_error=False)
     done = [r for r in results if r.error is None]
-    fill_pending(store, [r.trace_id for r in done if not r.duplicate])
     failed = [r for r in results if r.error is not None]
     for r in failed:
         print(f"ctxlens: error: {r.error}", file=sys.stderr)

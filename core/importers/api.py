@@ -11,7 +11,7 @@ import hashlib
 import importlib
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 from core.errors import CtxlensError, ImportCancelled, InvalidInputError
 from core.importers import claude_code
 from core.importers.base import ImportContext, ImportResult, ImportUnit, Progress
+from core.importers.counting import CountsAhead, LazyPool, fill_pending
 from core.importers.detect import sniff
 from core.importers.formats import FORMATS
 from core.importers.reading import first_record
@@ -201,7 +202,7 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
             if existing:
                 return _duplicates(r, unit, existing)
     else:
-        hashing = _hasher().submit(content_hash, unit)
+        hashing = _HASHER.get().submit(content_hash, unit)
     module = importer(unit.format)
     ctx.warnings = []
     ctx.where = str(unit.main)
@@ -251,17 +252,8 @@ def _duplicates(r: Reader, unit: ImportUnit, trace_ids: list[str]) -> list[Impor
     ]
 
 
-_hash_pool: ThreadPoolExecutor | None = None
-_hash_lock = threading.Lock()
-
-
-def _hasher() -> ThreadPoolExecutor:
-    """One thread for content hashes computed beside imports."""
-    global _hash_pool
-    with _hash_lock:
-        if _hash_pool is None:
-            _hash_pool = ThreadPoolExecutor(1, thread_name_prefix="ctxlens-import-hash")
-        return _hash_pool
+_HASHER = LazyPool(1, "ctxlens-import-hash")
+"""One thread for content hashes computed beside imports."""
 
 
 def import_paths(
@@ -271,6 +263,7 @@ def import_paths(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     stop_on_error: bool = True,
+    counts: CountsAhead | None = None,
 ) -> list[ImportResult]:
     """Import files and folders; one result per trace written (or found already imported).
 
@@ -278,10 +271,11 @@ def import_paths(
     setting ``cancel`` stops at the next check, rolls back the unit being written and
     returns the results of the units finished before. With ``stop_on_error=False`` a
     unit that fails gives a result whose ``error`` says why, and the others still import.
+    ``counts``: count tokens while reading (``import_counted``); else they stay pending.
     """
     units = plan(paths, fmt)
     total = sum(_size(p) for u in units for p in u.files)
-    ctx = ImportContext(progress=progress, cancel=cancel, total_bytes=total)
+    ctx = ImportContext(progress=progress, cancel=cancel, total_bytes=total, counts=counts)
     results: list[ImportResult] = []
     for unit in units:
         if cancel is not None and cancel.is_set():
@@ -296,6 +290,20 @@ def import_paths(
             results.append(_failed(unit, str(exc)))
     if progress is not None and not (cancel is not None and cancel.is_set()):
         progress(total, total)
+    return results
+
+
+def import_counted(
+    store: Store, paths: Sequence[str | Path], fmt: str = "auto", stop_on_error: bool = True
+) -> list[ImportResult]:
+    """The whole ``ctxlens import``: ``import_paths`` with every message's exact token count
+    (TOK-1) counted on worker threads while the files are read and stored with its row
+    (``CountsAhead``); a trace an importer left anything pending in is filled in after the
+    commit (``fill_pending``). A CLI has nothing to show before the counts are in."""
+    with CountsAhead() as ahead:
+        results = import_paths(store, paths, fmt, stop_on_error=stop_on_error, counts=ahead)
+    todo = [r.trace_id for r in results if not (r.error or r.duplicate)]
+    fill_pending(store, [tid for tid in todo if tid not in ahead.complete])
     return results
 
 

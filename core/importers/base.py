@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 from core.context.view import NOT_SENT, resolve, token_breakdown
 from core.errors import ImportCancelled
 from core.importers.calls import ContextHashes, FreshMessages, PathTracker
-from core.importers.counting import NOT_COUNTED
+from core.importers.counting import NOT_COUNTED, CountsAhead
 from core.importers.titles import request_title
 from core.importers.usage import normalize_usage
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
@@ -93,6 +94,9 @@ class ImportContext:
     notes: dict[str, tuple[int, str]] = field(default_factory=dict)
     where: str = ""
     """File and line being read (names the place when an unexpected error escapes)."""
+    counts: CountsAhead | None = None
+    """Set by ``ctxlens import``: messages are counted while they are read and written with
+    their counts (``TraceBuilder`` holds a chain until they are known)."""
     finite_json: bool = True
     """No line of the current unit needed ``json`` to be read, so nothing read holds NaN or
     an infinity (orjson refuses both): JSON columns need no check for them."""
@@ -128,6 +132,22 @@ class ImportContext:
         self.notes.clear()
 
 
+@dataclass
+class _Chain:
+    """A straight run of messages cut for writing, with their counts (``None`` where a
+    ticket of ``CountsAhead`` stands for the count)."""
+
+    messages: list[NewMessage]
+    counts: list[int]
+    tickets: list[int | None]
+    parent: int | None
+    first: int
+
+    @property
+    def chars(self) -> int:
+        return sum(len(nm.content) for nm in self.messages)
+
+
 class TraceBuilder:
     """Writes one trace inside the caller's transaction, predicting sequence numbers.
 
@@ -136,6 +156,9 @@ class TraceBuilder:
     """
 
     BATCH = 256
+    HELD_CHARS = 4_000_000
+    """Most text held in chains waiting for their counts (``CountsAhead``): beyond it the
+    builder waits for the oldest, so memory stays bounded."""
 
     def __init__(
         self,
@@ -180,6 +203,10 @@ class TraceBuilder:
         JSON parsed elsewhere, no float computed): then ``ctx.finite_json`` holds for them."""
         self._pending: list[NewMessage] = []
         self._counts: list[int] = []
+        self._tickets: list[int | None] = []
+        self._ahead = ctx.counts
+        self._held: deque[_Chain] = deque()
+        self._held_chars = 0
         self._pending_parent: int | None = None
         self._last_main: int | None = None
         self._refs = 0
@@ -206,9 +233,13 @@ class TraceBuilder:
             self._pending_parent = parent
         self._pending.append(nm)
         tokens = nm.token_count
+        ticket = None
         if tokens is None:
             tokens = 0 if nm.kind in NOT_COUNTED else PENDING_TOKENS
+            if tokens == PENDING_TOKENS and self._ahead is not None:
+                ticket = self._ahead.take(nm)
         self._counts.append(tokens)
+        self._tickets.append(ticket)
         if nm.created_at:
             self._saw_time(nm.created_at)
         self.paths.add(seq, parent, nm.kind)
@@ -242,24 +273,67 @@ class TraceBuilder:
         return self._last_main
 
     def flush(self) -> None:
-        """Write every queued message."""
+        """Write every queued message (waiting for counts being counted ahead)."""
         self._cut()
+        while self._held:
+            self._write_held()
 
     def _cut(self) -> None:
-        """End the current chain and insert it (its token counts are filled in after the
-        import commits: ``core/importers/counting.py:fill_pending``)."""
+        """End the current chain and insert it: at once with pending token counts (filled
+        in after the import commits: ``core/importers/counting.py:fill_pending``), or, when
+        they are counted ahead, held until they are known (the chains before it first)."""
         if not self._pending:
             return
-        first = self._next - len(self._pending)
-        written = self.w.append_counted(
-            self.trace_id,
+        chain = _Chain(
             self._pending,
             self._counts,
+            self._tickets,
             self._pending_parent,
+            self._next - len(self._pending),
+        )
+        self._pending, self._counts, self._tickets = [], [], []
+        if self._ahead is None:
+            self._write(chain)
+            return
+        self._held.append(chain)
+        self._held_chars += chain.chars
+        while self._held and (self._held_chars > self.HELD_CHARS or self._counted(self._held[0])):
+            self._write_held()
+
+    def _rendered_from_memory(self) -> bool:
+        """Whether every held message a context may hold is among the ``FreshMessages``
+        (which drop the oldest first, so checking the oldest sent one is enough)."""
+        for chain in self._held:
+            for n, nm in enumerate(chain.messages):
+                if nm.kind not in NOT_SENT:
+                    return chain.first + n in self._fresh
+        return True
+
+    def _counted(self, chain: _Chain) -> bool:
+        ahead = self._ahead
+        assert ahead is not None
+        return all(ahead.ready(n) for n in chain.tickets if n is not None)
+
+    def _write_held(self) -> None:
+        chain = self._held.popleft()
+        self._held_chars -= chain.chars
+        ahead = self._ahead
+        assert ahead is not None
+        chain.counts = [
+            c if n is None else ahead.count(n)
+            for c, n in zip(chain.counts, chain.tickets, strict=True)
+        ]
+        self._write(chain)
+
+    def _write(self, chain: _Chain) -> None:
+        written = self.w.append_counted(
+            self.trace_id,
+            chain.messages,
+            chain.counts,
+            chain.parent,
             finite_json=self.json_from_reader and self.ctx.finite_json,
         )
-        assert written == first, "sequence prediction broke: trace written concurrently?"
-        self._pending, self._counts = [], []
+        assert written == chain.first, "sequence prediction broke: trace written concurrently?"
 
     # -- records ----------------------------------------------------------------------
     def ref(
@@ -316,7 +390,10 @@ class TraceBuilder:
         after" the source did not give is counted at ``finish`` unless the next call's
         recorded prompt settles it first (``_settle_after``: then it is never counted).
         """
-        self.flush()  # the counts read message rows only
+        if tokens_before is None:
+            self.flush()  # counted from the message rows (written, with their counts)
+        else:
+            self._cut()  # nothing is read: chains held for their counts may stay held
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
         if at_sequence is not None:
@@ -459,13 +536,20 @@ class TraceBuilder:
 
     def replies_fit(self, heads: Sequence[int | None]) -> bool:
         """Whether calls at these heads can be recorded with their contexts (else a warning)."""
-        depth = self.paths.depth
-        total = sum(depth[h] + 1 for h in heads if h is not None)
-        if total <= self.REPLY_CONTEXT_LIMIT:
+        return self.calls_fit(len(heads), sum(self.context_entries(h) for h in heads))
+
+    def context_entries(self, head: int | None) -> int:
+        """Path entries of the rebuilt context of a call at ``head`` (``replies_fit``'s sum)."""
+        return 0 if head is None else self.paths.depth[head] + 1
+
+    def calls_fit(self, calls: int, entries: int) -> bool:
+        """``replies_fit`` from running totals (an importer that stops keeping its replies
+        once they cannot fit, so memory stays constant in the file size)."""
+        if entries <= self.REPLY_CONTEXT_LIMIT:
             return True
         self.ctx.warn(
-            f"{self.path}: {len(heads)} model calls not stored as calls (their contexts would "
-            f"hold {total:,} entries); the playback derives them from the replies"
+            f"{self.path}: {calls} model calls not stored as calls (their contexts would "
+            f"hold {entries:,} entries); the playback derives them from the replies"
         )
         return False
 
@@ -486,8 +570,12 @@ class TraceBuilder:
         the View holds at ``head`` (``params.context = "reconstructed"``); ``since`` cuts it
         to what follows that message (a subagent sees its own branch, not its parent's).
         The hash reads only message rows, so queued messages are written, not the rest
-        (a ``Writer.flush`` per call would also write the call queue one call at a time)."""
-        self.flush()
+        (a ``Writer.flush`` per call would also write the call queue one call at a time).
+        Chains held for their counts need not be written: the hash renders them from memory
+        (``_rendered_from_memory``), so the calls go on while the counting does."""
+        self._cut()
+        if not self._rendered_from_memory():
+            self.flush()
         items: tuple[ContextItem, ...] = ()
         if head is not None:
             items, boundary = self.paths.items(head)
@@ -568,6 +656,8 @@ class TraceBuilder:
             target = self._next - 1
         self.w.set_head(self.trace_id, target)
         self._record_span()
+        if self._ahead is not None:
+            self._ahead.complete.add(self.trace_id)  # every row was written counted
         return ImportResult(
             path=self.path,
             format=self.format,

@@ -141,6 +141,10 @@ class _Session:
         self.missing_parents = 0
         self.where = ""
         self.replies: list[_Reply] = []
+        """Replies to record as calls once all is written; none kept once their contexts
+        cannot fit (``TraceBuilder.calls_fit``): then only counted."""
+        self.reply_count = 0
+        self.reply_entries = 0
         self.auto_compact: int | None = None
         """The fewest tokens at which Claude Code compacted on its own (``preTokens``)."""
 
@@ -402,13 +406,18 @@ class _Session:
         if model == SYNTHETIC or not isinstance(reply.usage, dict):
             return  # Claude Code's own placeholder replies (no model was called)
         since = None if lane.main else lane.anchor
+        self.reply_count += 1
+        self.reply_entries += self.b.context_entries(head)
+        if self.reply_entries > self.b.REPLY_CONTEXT_LIMIT:
+            self.replies.clear()  # no call will be recorded: keep nothing
+            return
         self.replies.append(
             _Reply(reply.created_at or 0.0, seq, head, lane, reply.usage, model, since)
         )
 
     def record_calls(self) -> None:
         """One LLM call per API response (``message.id``), in time order, with its usage."""
-        if not self.b.replies_fit([r.head for r in self.replies]):
+        if not self.b.calls_fit(self.reply_count, self.reply_entries):
             return
         for r in sorted(self.replies, key=lambda r: (r.created_at, r.seq)):
             self.b.reply_call(

@@ -104,7 +104,7 @@ def iter_jsonl(
                 raise InvalidInputError(
                     f"{name}:{lineno}: line longer than {MAX_LINE >> 20} MB; not a trace record"
                 )
-            if not line.strip():
+            if line.isspace():  # blank (``strip`` would copy every line to see it)
                 continue
             yield lineno, parse_line(line, ctx, name, lineno)
 

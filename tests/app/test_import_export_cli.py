@@ -47,6 +47,30 @@ def test_import_json_contract_and_reimport(cli: Cli, store_path: Path) -> None:
     assert len(json.loads(out)) == len(rows)
 
 
+def test_import_stores_every_token_count(cli: Cli, store_path: Path) -> None:
+    """The whole ``ctxlens import``: counts counted while reading, none left pending, each
+    the one ``count_message`` gives for the stored message (TOK-1)."""
+    from core.store import Store
+    from core.store.triggers import PENDING_TOKENS
+    from core.tokens.counter import TokenCounter
+
+    code, out = cli("--db", str(store_path), "import", str(FIX / "claude_code"), "--json")
+    assert code == 0
+    counter = TokenCounter()
+    with Store.open(str(store_path)) as store, store.read() as r:
+        r.count_pending = False
+        for row in json.loads(out):
+            msgs = r.all_messages(row["trace_id"])
+            assert msgs and all(m.token_count != PENDING_TOKENS for m in msgs)
+            for m in msgs:
+                want = (
+                    0
+                    if m.kind == "meta"
+                    else counter.count_message(m.role, m.content, m.tool_calls, m.name).tokens
+                )
+                assert m.token_count == want
+
+
 def test_import_with_forced_format(cli: Cli, store_path: Path) -> None:
     code, out = cli(
         "--db",

@@ -86,3 +86,77 @@ def test_fill_in_batches_with_progress_and_a_cancel_keeps_what_is_done(
     assert seen[0] == (2, todo) and 0 < left <= todo - 4
     assert fill_pending(store, [res.trace_id]) == left
     assert _stored(store, res.trace_id) == _expected(store, res.trace_id)
+
+
+def _all_stored(store: Store) -> dict[tuple[str, int], int]:
+    m = t.messages.c
+    with store.read() as r:
+        rows = r.conn.execute(select(m.trace_id, m.sequence, m.token_count)).all()
+    return {(tid, seq): n for tid, seq, n in rows}
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["defaults", "small-jobs-and-holds"])
+def test_counted_ahead_rows_are_written_with_their_exact_counts(
+    store: Store, small: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ctxlens import``'s way: counted while read, so nothing is pending after the
+    commit and no row is updated; the counts are the ones counted from the stored texts.
+    Small jobs and a small hold limit make chains wait for counts and for each other."""
+    from core.importers.base import TraceBuilder
+
+    if small:
+        monkeypatch.setattr(counting.CountsAhead, "CHUNK", 64)
+        monkeypatch.setattr(TraceBuilder, "HELD_CHARS", 200)
+    sources = [FIXTURE, *sorted((FIXTURE.parents[1]).glob("codex/*.jsonl"))]
+    with counting.CountsAhead() as ahead:
+        results = import_paths(store, sources, counts=ahead)
+    assert results and {r.trace_id for r in results} == ahead.complete
+    for res in results:
+        assert pending(store, res.trace_id) == 0, "every row was written counted"
+        assert _stored(store, res.trace_id) == _expected(store, res.trace_id)
+    _hashes_are_the_views(store, [r.trace_id for r in results])
+
+
+def test_import_counted_matches_import_then_fill_on_every_format(tmp_path: Path) -> None:
+    """The same counts either way, for every fixture format (traces an importer writes
+    without the builder are filled after the commit, as before)."""
+    from core.importers.api import import_counted
+
+    fixtures = Path(__file__).parents[2] / "fixtures"
+    with Store.open(tmp_path / "a.db") as a, Store.open(tmp_path / "b.db") as b:
+        old = import_paths(a, [fixtures], stop_on_error=False)
+        fill_pending(a, [r.trace_id for r in old if not (r.error or r.duplicate)])
+        new = import_counted(b, [fixtures], stop_on_error=False)
+        assert [(r.path, r.messages, r.error) for r in new] == [
+            (r.path, r.messages, r.error) for r in old
+        ]
+        assert len({r.format for r in new if not r.error}) >= 6
+        ids = {x.trace_id: y.trace_id for x, y in zip(old, new, strict=True) if x.trace_id}
+        before, after = _all_stored(a), _all_stored(b)
+        assert {(ids[tid], seq): n for (tid, seq), n in before.items()} == after
+        assert PENDING_TOKENS not in after.values()
+        calls_before, calls_after = _calls(a), _calls(b)
+        assert len(calls_after) > 20, "the fixtures record model calls"
+        assert {(ids[tid], *rest) for tid, *rest in calls_before} == set(calls_after)
+        _hashes_are_the_views(b, list(ids.values()))
+
+
+def _calls(store: Store) -> list[tuple[object, ...]]:
+    """Each call's trace, index, head and stored context."""
+    c = t.llm_calls.c
+    with store.read() as r:
+        rows = r.conn.execute(select(c.trace_id, c.call_index, c.context, c.head_sequence)).all()
+    return [(tid, i, repr(ctx), head) for tid, i, ctx, head in rows]
+
+
+def _hashes_are_the_views(store: Store, trace_ids: list[str]) -> None:
+    """A counted import hashes its calls while chains wait for their counts (rendered from
+    memory): each hash is still ``request_sha256`` of the View the store gives. (Hashes are
+    not compared across stores: a ref's id, inside the request, names its trace.)"""
+    from core.context.view import request_sha256, resolve
+
+    with store.read() as r:
+        calls = [(tid, call) for tid in trace_ids for call in r.llm_calls(tid)]
+        for tid, call in calls:
+            view = resolve(r, tid, call.context)
+            assert call.request_sha256 == request_sha256(view.openai()), (tid, call.call_index)

@@ -306,3 +306,24 @@ def test_request_hashes_hold_when_few_messages_are_kept(
                 view = resolve(r, res.trace_id, call.context)
                 assert call.request_sha256 == request_sha256(view.openai())
     assert len(calls) == res.llm_calls > 100
+
+
+@pytest.mark.parametrize("limit", [10**9, 50])
+def test_claude_code_replies_past_the_context_limit_become_no_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """Replies whose rebuilt contexts cannot fit together are not kept while reading (memory
+    stays constant in the file size); the import says so and records no call, as before."""
+    from core.importers.api import import_paths
+    from core.importers.base import TraceBuilder
+
+    fixture = Path(__file__).parents[2] / "fixtures" / "claude_code" / "session.jsonl"
+    monkeypatch.setattr(TraceBuilder, "REPLY_CONTEXT_LIMIT", limit)
+    with Store.open(tmp_path / "s.db") as store:
+        (res,) = import_paths(store, [fixture])
+    said = [w for w in res.warnings if "not stored as calls" in w]
+    if limit > 1000:
+        assert res.llm_calls > 0 and not said
+    else:
+        assert res.llm_calls == 0 and len(said) == 1
+        assert "model calls not stored as calls" in said[0]
