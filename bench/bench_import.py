@@ -2,11 +2,11 @@
 
 - Throughput: import the largest Claude Code session in shared/traces (with its subagent
   files) into an open store, compared with ``json.loads`` of every line of the same files,
-  timed in turns in the same run, medians (goal: issue 13's ratio >= 0.3). The import ends when the trace is committed (token counts pending). The whole
-  ``ctxlens import`` (``import_counted``: exact counts counted while the files are read;
-  goal: issue 20's ratio >= 0.2). Diagnostics: the importing thread's
-  CPU time, and into a new store each time (opening and migrating a store is a fixed
-  cost, not per MB).
+  timed in turns in the same run, medians (goal: issue 13's ratio >= 0.3). The import ends
+  when the trace is committed (token counts pending). The whole ``ctxlens import``
+  (``import_counted``: exact counts counted while the files are read; goal: issue 20's ratio
+  >= 0.2). Diagnostics: the importing thread's CPU time, and into a new store each time
+  (opening and migrating a store is a fixed cost, not per MB).
 - Inspect: a 200-sample zstd `.eval` imported against `inspect_ai.log.read_eval_log` of
   the same file, in CPU seconds (see `inspect_vs_read_eval_log`; goal: ours over theirs
   ``ratio <= 1.0``).
