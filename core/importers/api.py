@@ -70,12 +70,15 @@ def plan(paths: Iterable[str | Path], fmt: str = "auto") -> list[ImportUnit]:
     return units
 
 
+FORCE_HINT = "`ctxlens import FILE --format NAME` forces one"
+"""The end of the unknown-format error (the import dialog words it its own way)."""
+
+
 def _plan_file(path: Path, fmt: str) -> ImportUnit:
     detected = sniff(path) if fmt == "auto" else fmt
     if detected is None:
         raise InvalidInputError(
-            f"{path}: not a trace file of a known format "
-            f"({', '.join(FORMATS)}); `ctxlens import FILE --format NAME` forces one"
+            f"{path}: not a trace file of a known format ({', '.join(FORMATS)}); {FORCE_HINT}"
         )
     if detected == "claude-code" and not path.name.startswith("agent-"):
         return ImportUnit(detected, path, (path, *claude_code.subagent_files(path)))

@@ -111,9 +111,7 @@ def test_a_summary_of_no_figures_is_not_met() -> None:
 
 # Benches of other areas broken when this test came (issue 20); strict: once fixed, the
 # XPASS says to drop the entry.
-BROKEN = {
-    "import": "bench_import.py's peak_rss goal is prose, not 'ratio <= 1.25 (…)'",
-}
+BROKEN: dict[str, str] = {}
 BENCHES = [
     pytest.param(name, marks=pytest.mark.xfail(reason=BROKEN[name], strict=True))
     if name in BROKEN

@@ -162,7 +162,9 @@ UNKNOWN_FORMAT = "not a trace file of a known format"
 
 def _for_window(detail: str) -> str:
     """The CLI's advice, in the window's words (the format box is below the list)."""
-    return detail.replace("use --format to force one", "choose its format below")
+    from core.importers.api import FORCE_HINT
+
+    return detail.replace(FORCE_HINT, "choose its format below")
 
 
 @dataclass(frozen=True, slots=True)
