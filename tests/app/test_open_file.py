@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -65,6 +66,12 @@ def test_a_missing_or_unknown_file_is_a_clear_error(tmp_path: Path) -> None:
         resolve(str(junk), str(tmp_path / "s.db"))
 
 
+GUI = pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("PySide6", "qasync")),
+    reason="the window needs PySide6 and qasync (a headless install has neither)",
+)
+
+
 def _gui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
@@ -73,6 +80,7 @@ def _gui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@GUI
 def test_a_file_that_does_not_open_still_opens_the_window_and_says_why(
     tmp_path: Path, sample_store: tuple[Path, str]
 ) -> None:
@@ -89,6 +97,7 @@ def test_a_file_that_does_not_open_still_opens_the_window_and_says_why(
     assert "--format NAME" in out.stderr and shot.stat().st_size > 0
 
 
+@GUI
 def test_an_unknown_trace_is_said_not_swapped_silently(
     tmp_path: Path, sample_store: tuple[Path, str]
 ) -> None:

@@ -105,26 +105,9 @@ UNDATED = next(iter(sorted((TRACES / "swe_agent").rglob("pydicom__pydicom-1458.t
 @pytest.mark.skipif(UNDATED is None, reason="no shared traces")
 def test_a_trace_the_file_did_not_date_is_marked_undated(cli: Cli, store_path: Path) -> None:
     """A SWE-agent trajectory has no timestamps: its start is the import time, and says so
-    (the list showed the import time as if the run had started then)."""
-    from PySide6.QtCore import Qt
-
-    from core.inspector.trace_list import summaries
-    from core.store import Store
-    from ui.panes.trace_tree import TraceTreeModel, tooltip
-
+    (the list showed the import time as if the run had started then; the Traces pane's
+    side: tests/ui/test_undated_start.py)."""
     assert UNDATED is not None and CODEX_IDE is not None
     assert '"timestamp"' not in UNDATED.read_text(encoding="utf-8")
     rows = {r["source"]: r for r in _rows(cli, store_path, UNDATED, CODEX_IDE)}
     assert rows["swe-agent"]["start_recorded"] is False and rows["codex"]["start_recorded"]
-    with Store.open(str(store_path)) as store, store.read() as r:
-        shown = summaries(r)
-    model = TraceTreeModel()
-    model.set_rows(list(shown))
-    start_col = next(
-        c for c in range(model.columnCount())
-        if model.headerData(c, Qt.Orientation.Horizontal) == "Start"
-    )  # fmt: skip
-    cells = {s.trace.source: model.index(n, start_col).data() for n, s in enumerate(shown)}
-    assert cells["swe-agent"] == "undated" and cells["codex"] != "undated"
-    swe = next(s for s in shown if s.trace.source == "swe-agent")
-    assert "start not recorded (imported " in tooltip(swe)
