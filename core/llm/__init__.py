@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from core.llm.summarizer import (
         SUMMARY_TAG,
         ModelCompactionSummarizer,
-        ScriptedCompactionSummarizer,
         summarize_messages,
     )
 
@@ -94,7 +93,6 @@ _WHERE = {
     "Script": "core.llm.script",
     "ScriptCall": "core.llm.script",
     "ScriptError": "core.llm.scripted",
-    "ScriptedCompactionSummarizer": "core.llm.summarizer",
     "ScriptedModel": "core.llm.scripted",
     "Secret": "core.llm.secrets",
     "ServedRequest": "core.llm.server",
@@ -152,7 +150,6 @@ __all__ = [
     "Script",
     "ScriptCall",
     "ScriptError",
-    "ScriptedCompactionSummarizer",
     "ScriptedModel",
     "Secret",
     "ServedRequest",

@@ -4,14 +4,13 @@ The context engine's compression side branch asks a ``Summarizer`` (its protocol
 ``async summarize(request) -> str``, where the request has ``stage``, ``messages``,
 ``max_tokens`` and ``prompt_messages()``) for a narrative; the runtime adds the contract
 fields (goal, completed steps, refs, constraints, pending, failures) from its own records.
-Two adapters implement that protocol here:
-- ``ScriptedCompactionSummarizer`` writes the narrative in-process from the given messages
-  only (``summarize_messages``), listing every visibly completed step as a ``[done L]`` line
-  so the scripted model still sees those steps as done after the compaction;
-- ``ModelCompactionSummarizer`` asks a model through ``ChatClient``: the request's
-  ``prompt_messages()`` with ``SUMMARY_TAG`` in front of the closing ask and ``max_tokens``
-  set. Against the local server's ``ScriptedModel`` this reaches the same narrative over the
-  wire (the model recognises the tag and honours ``max_tokens``).
+``summarize_messages`` writes the scripted narrative from the given messages only, listing
+every visibly completed step as a ``[done L]`` line so the scripted model still sees those
+steps as done after the compaction. ``ModelCompactionSummarizer`` asks a model through
+``ChatClient``: the request's ``prompt_messages()`` with ``SUMMARY_TAG`` in front of the
+closing ask and ``max_tokens`` set. Against the local server's ``ScriptedModel`` this
+reaches the same narrative over the wire (the model recognises the tag and honours
+``max_tokens``).
 """
 
 from __future__ import annotations
@@ -118,32 +117,6 @@ def _last_assistant_text(messages: Messages) -> str:
         if m.get("role") == "assistant" and message_text(m).strip():
             return " ".join(message_text(m).split())[:200]
     return ""
-
-
-def _notes(messages: Messages) -> str:
-    said = [_last_assistant_text([m]) for m in messages if m.get("role") == "assistant"]
-    return "\n".join(f"- {s}" for s in said[-5:] if s) or "- nothing durable"
-
-
-class ScriptedCompactionSummarizer:
-    """The context engine's ``Summarizer``, in-process and offline (no HTTP).
-
-    ``compression`` gets ``summarize_messages`` within the request's token budget; the other
-    stages (``reflection``, ``knowledge_eval``) get short notes of what the assistant said.
-    ``omit_completed`` makes a lossy summarizer (for showing what the contract prevents).
-    """
-
-    def __init__(self, *, omit_completed: bool = False) -> None:
-        self.omit_completed = omit_completed
-        self.requests: list[SummaryRequest] = []
-
-    async def summarize(self, request: SummaryRequest) -> str:
-        self.requests.append(request)
-        if request.stage != "compression":
-            return _notes(request.messages)
-        return summarize_messages(
-            request.messages, omit_completed=self.omit_completed, max_tokens=request.max_tokens
-        )
 
 
 class ModelCompactionSummarizer:

@@ -20,7 +20,6 @@ from core.llm import (
     ModelCompactionSummarizer,
     ModelServer,
     Script,
-    ScriptedCompactionSummarizer,
     ScriptedModel,
     Step,
     read_progress,
@@ -28,6 +27,7 @@ from core.llm import (
 )
 from core.llm.script import ScriptCall
 from core.tokens import count_text
+from tests.helpers.scripted_summarizer import ScriptedCompactionSummarizer
 
 
 def _parallel(label: str, calls: list[tuple[str, dict[str, Any]]], text: str = "") -> Step:
