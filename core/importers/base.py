@@ -214,6 +214,7 @@ class TraceBuilder:
         self._dated = created_at is not None
         self._span_known = span is not None
         self._span: tuple[float, float] | None = None
+        self._created_at = created_at
         """Earliest and latest time the source recorded (messages, calls): the trace's
         start and duration, where the source dates anything."""
         self._hashes: ContextHashes | None = None
@@ -518,7 +519,9 @@ class TraceBuilder:
     def _record_span(self) -> None:
         """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
         importer gave no date starts at its first recorded time, not at the import."""
-        if self._span is None or self._span_known:
+        if self._span is None and self._created_at is not None and not self._span_known:
+            self._span = (self._created_at, self._created_at)  # only the file's own date
+        if self._span is None or self._span_known:  # (an eval's ``created``): the start
             return
         start, end = self._span
         meta = self.w.trace_metadata(self.trace_id)

@@ -109,5 +109,10 @@ def test_a_trace_the_file_did_not_date_is_marked_undated(cli: Cli, store_path: P
     side: tests/ui/test_undated_start.py)."""
     assert UNDATED is not None and CODEX_IDE is not None
     assert '"timestamp"' not in UNDATED.read_text(encoding="utf-8")
-    rows = {r["source"]: r for r in _rows(cli, store_path, UNDATED, CODEX_IDE)}
+    dated_by_header = TRACES / "inspect_ai/UKGovernmentBEIS__inspect_ai/tests/log/test_eval_log"
+    header = dated_by_header / "log_tool_call_error.json"  # only the eval's ``created``
+    rows = {r["source"]: r for r in _rows(cli, store_path, UNDATED, CODEX_IDE, header)}
     assert rows["swe-agent"]["start_recorded"] is False and rows["codex"]["start_recorded"]
+    created = json.loads(header.read_text(encoding="utf-8"))["eval"]["created"]
+    assert rows["inspect"]["start_recorded"] is True, "a date the file gave is recorded"
+    assert rows["inspect"]["start"] == datetime.fromisoformat(created).timestamp()
