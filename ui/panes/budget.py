@@ -78,6 +78,7 @@ class BudgetPane(QWidget):
 
 def _limits(b: Budget) -> str:
     """Where the limits come from, in words."""
-    if b.source == "imported":
-        return f"window {b.window_text()}; no runtime budgets on an imported trace"
+    if b.source == "imported":  # an unknown window is already the status beside this
+        window = f"window {b.window_text()}; " if b.window is not None else ""
+        return f"{window}no runtime budgets on an imported trace"
     return f"limits from {b.source}"
