@@ -39,11 +39,16 @@ FOLDER_TIP = "Import every trace in a folder (a Claude Code project, an OpenHand
 URL_TIP = "Open a team store on a database server (postgresql+psycopg://…)"
 
 
+def _export(fmt: str) -> Callable[[Any], object]:
+    """Ask where to write the shown trace as ``fmt`` (``ui/export.py:TraceExporter.choose``)."""
+    return lambda window: window.exporter.choose(fmt)
+
+
 def _export_rows() -> list[Spec]:
     """File → Export trace as …, one row per format (``core/inspector/export.py:FORMATS``)."""
     return [
         Spec(f"file.export_{fmt}", f"Export trace as {label.split(' (')[0]}…",
-             call("exporter.choose", fmt), key, f"Write the shown trace as {label}", "File")
+             _export(fmt), key, f"Write the shown trace as {label}", "File")
         for fmt, (label, _suffix, key) in FORMATS.items()
     ]  # fmt: skip
 
