@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from core.importers.base import TraceBuilder
+from core.json_text import loads_or
 from core.records import Role
 from core.store.writer import orjson_text
 
@@ -155,8 +156,5 @@ def json_or_text(value: Any) -> Any:
     if isinstance(value, str):
         s = value.strip()
         if s[:1] in ("{", "[", '"'):
-            try:
-                return json.loads(s)
-            except ValueError:
-                return value
+            return loads_or(s, value)
     return value
