@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from core.context.view import call_view
+from core.json_text import loads_or
 from core.records import CompactionEvent, LlmCall, Message
 from core.store.reader import Reader
 from core.store.store import Store
@@ -79,17 +80,10 @@ def semconv_message(m: dict[str, Any]) -> dict[str, Any]:
                 "type": "tool_call",
                 "id": c["id"],
                 "name": fn["name"],
-                "arguments": _args(fn["arguments"]),
+                "arguments": loads_or(fn["arguments"], fn["arguments"]),
             }
         )
     return {"role": m.get("role", "user"), "parts": parts}
-
-
-def _args(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _usage(usage: Any) -> dict[str, Any]:

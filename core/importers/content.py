@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from core.importers.base import TraceBuilder
+from core.json_text import loads_or
 from core.records import Role
 from core.store.writer import orjson_text
 
@@ -130,6 +132,31 @@ def image_ref(
     return part
 
 
+def content_with_images(
+    b: TraceBuilder,
+    value: Any,
+    where: str,
+    image_sources: Callable[[dict[str, Any]], list[str] | None],
+) -> tuple[str, tuple[Any, ...] | None]:
+    """A content value's text and, when it holds an image, its blocks with every image
+    stored as a ref (``image_ref``); without images the text alone is enough (``None``).
+    ``image_sources(block)``: the data or URLs of an image block, ``None`` for any other
+    block (kept as it is). The formats differ only in where a block keeps its image."""
+    if not isinstance(value, list):
+        return text_of(value), None
+    parts: list[Any] = []
+    images = False
+    for block in value:
+        sources = image_sources(as_dict(block))
+        if sources is None:
+            parts.append(block)
+            continue
+        for src in sources:
+            parts.append(image_ref(b, src, "", where, b.next_sequence))
+            images = True
+    return text_of(value), tuple(parts) if images else None
+
+
 def scrub(value: Any) -> Any:
     """A copy with secret-looking fields masked (keys never enter the store, LLM-1)."""
     if isinstance(value, dict):
@@ -155,8 +182,5 @@ def json_or_text(value: Any) -> Any:
     if isinstance(value, str):
         s = value.strip()
         if s[:1] in ("{", "[", '"'):
-            try:
-                return json.loads(s)
-            except ValueError:
-                return value
+            return loads_or(s, value)
     return value

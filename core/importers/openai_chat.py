@@ -18,7 +18,14 @@ from typing import Any
 
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
-from core.importers.content import as_dict, as_list, dumps, image_ref, parse_time, scrub, text_of
+from core.importers.content import (
+    as_dict,
+    as_list,
+    content_with_images,
+    dumps,
+    parse_time,
+    scrub,
+)
 from core.importers.jsonstream import JsonDocument
 from core.importers.reading import CountingReader, iter_jsonl
 from core.records import ContextItem, NewMessage, ToolCall
@@ -97,28 +104,7 @@ class ChatWriter:
         )
 
     def content(self, value: Any, where: str) -> tuple[str, tuple[Any, ...] | None]:
-        if not isinstance(value, list):
-            return text_of(value), None
-        parts: list[Any] = []
-        images = False
-        for p in value:
-            block = as_dict(p)
-            kind = block.get("type")
-            if kind == "image_url":
-                url = as_dict(block.get("image_url")).get("url") or block.get("image_url")
-                parts.append(image_ref(self.b, str(url or ""), "", where, self.b.next_sequence))
-                images = True
-            elif kind in ("image", "input_image"):
-                src = (
-                    block.get("image")
-                    or block.get("image_url")
-                    or as_dict(block.get("source")).get("data")
-                )
-                parts.append(image_ref(self.b, str(src or ""), "", where, self.b.next_sequence))
-                images = True
-            else:
-                parts.append(p)
-        return text_of(value), tuple(parts) if images else None
+        return content_with_images(self.b, value, where, _image_source)
 
     def _calls(self, m: dict[str, Any], where: str) -> Iterator[ToolCall]:
         raw = m.get("tool_calls")
@@ -141,6 +127,20 @@ class ChatWriter:
             self.call_names[call.id] = call.name
             self.open_calls.append(call.id)
             yield call
+
+
+def _image_source(block: dict[str, Any]) -> list[str] | None:
+    """The image of a Chat Completions (``image_url``) or Responses/Anthropic-style block."""
+    kind = block.get("type")
+    if kind == "image_url":
+        url = as_dict(block.get("image_url")).get("url") or block.get("image_url")
+        return [str(url or "")]
+    if kind in ("image", "input_image"):
+        src = (
+            block.get("image") or block.get("image_url") or as_dict(block.get("source")).get("data")
+        )
+        return [str(src or "")]
+    return None
 
 
 def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:

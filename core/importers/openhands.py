@@ -24,6 +24,7 @@ from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBu
 from core.importers.content import (
     as_dict,
     as_list,
+    content_with_images,
     dumps,
     image_ref,
     parse_time,
@@ -269,19 +270,7 @@ class _Conversation:
         )
 
     def _content(self, value: Any) -> tuple[str, tuple[Any, ...] | None]:
-        if not isinstance(value, list):
-            return text_of(value), None
-        parts: list[Any] = []
-        images = False
-        for block in value:
-            d = as_dict(block)
-            if d.get("type") == "image":
-                for url in as_list(d.get("image_urls")):
-                    parts.append(image_ref(self.b, str(url), "", self.where, self.b.next_sequence))
-                    images = True
-            else:
-                parts.append(block)
-        return text_of(value), tuple(parts) if images else None
+        return content_with_images(self.b, value, self.where, _image_urls)
 
     # -- V0 -----------------------------------------------------------------------------
     def v0(self, ev: dict[str, Any]) -> None:
@@ -448,6 +437,13 @@ class _Conversation:
 
     def close(self) -> None:
         self.events.close()
+
+
+def _image_urls(block: dict[str, Any]) -> list[str] | None:
+    """The URLs of an OpenHands V1 image block (``image_urls``)."""
+    if block.get("type") != "image":
+        return None
+    return [str(url) for url in as_list(block.get("image_urls"))]
 
 
 def _v0_forgotten(args: dict[str, Any]) -> list[str]:

@@ -173,22 +173,53 @@ def sdk_span(sp: dict[str, Any], n: int) -> Span:
     ``ReadableSpan`` serializes (``spanContext``, ``parentSpanId``/``parentSpanContext``,
     times as ``[seconds, nanoseconds]``)."""
     if "spanContext" in sp:
-        return _js_span(sp, n)
+        ctx = as_dict(sp.get("spanContext"))
+        parent = sp.get("parentSpanId") or as_dict(sp.get("parentSpanContext")).get("spanId")
+        ids = (
+            str(ctx.get("traceId") or "trace"),
+            str(ctx.get("spanId") or n),
+            str(parent) if parent else None,
+        )
+        return _sdk_span(sp, n, ids, _JS_SDK)
     ctx = as_dict(sp.get("context"))
     parent = sp.get("parent")
     parent_id = as_dict(parent).get("span_id") if isinstance(parent, dict) else parent
+    ids = (
+        str(ctx.get("trace_id") or sp.get("trace_id") or "trace"),
+        str(ctx.get("span_id") or sp.get("span_id") or n),
+        str(parent_id) if parent_id is not None else None,
+    )
+    return _sdk_span(sp, n, ids, _PYTHON_SDK)
+
+
+@dataclass(frozen=True)
+class _SdkLayout:
+    """Where one SDK's serialized span keeps its times and status, and how it writes a time:
+    the two SDKs differ only in these names (their ids are read by ``sdk_span``)."""
+
+    start: str
+    end: str
+    event_time: str
+    status_code: str
+    status_message: str
+    when: Callable[[Any], float | None]
+
+
+def _sdk_span(
+    sp: dict[str, Any], n: int, ids: tuple[str, str, str | None], layout: _SdkLayout
+) -> Span:
+    trace_id, span_id, parent_id = ids
     status = as_dict(sp.get("status"))
-    events = _events(sp.get("events"), "timestamp", parse_time)
     return Span(
-        trace_id=str(ctx.get("trace_id") or sp.get("trace_id") or "trace"),
-        span_id=str(ctx.get("span_id") or sp.get("span_id") or n),
-        parent_id=str(parent_id) if parent_id is not None else None,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=parent_id,
         name=str(sp.get("name") or ""),
-        start=parse_time(sp.get("start_time")) or 0.0,
-        end=parse_time(sp.get("end_time")),
+        start=layout.when(sp.get(layout.start)) or 0.0,
+        end=layout.when(sp.get(layout.end)),
         attrs=as_dict(sp.get("attributes")),
-        events=events,
-        status=_status(status.get("status_code"), status.get("description")),
+        events=_events(sp.get("events"), layout.event_time, layout.when),
+        status=_status(status.get(layout.status_code), status.get(layout.status_message)),
         order=n,
     )
 
@@ -205,30 +236,17 @@ def _events(raw: Any, stamp: str, when: Callable[[Any], float | None]) -> list[d
     ]
 
 
-def _js_span(sp: dict[str, Any], n: int) -> Span:
-    ctx = as_dict(sp.get("spanContext"))
-    parent = sp.get("parentSpanId") or as_dict(sp.get("parentSpanContext")).get("spanId")
-    status = as_dict(sp.get("status"))
-    events = _events(sp.get("events"), "time", _hrtime)
-    return Span(
-        trace_id=str(ctx.get("traceId") or "trace"),
-        span_id=str(ctx.get("spanId") or n),
-        parent_id=str(parent) if parent else None,
-        name=str(sp.get("name") or ""),
-        start=_hrtime(sp.get("startTime")) or 0.0,
-        end=_hrtime(sp.get("endTime")),
-        attrs=as_dict(sp.get("attributes")),
-        events=events,
-        status=_status(status.get("code"), status.get("message")),
-        order=n,
-    )
-
-
 def _hrtime(value: Any) -> float | None:
     """OpenTelemetry JS ``HrTime`` (``[seconds, nanoseconds]``), else what ``parse_time`` reads."""
     if isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) for x in value):
         return float(value[0]) + float(value[1]) / 1e9
     return parse_time(value)
+
+
+_PYTHON_SDK = _SdkLayout(
+    "start_time", "end_time", "timestamp", "status_code", "description", parse_time
+)
+_JS_SDK = _SdkLayout("startTime", "endTime", "time", "code", "message", _hrtime)
 
 
 # -- Langfuse exports -------------------------------------------------------------------

@@ -7,6 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from core.json_text import loads_or
 from core.records import Message
 from core.store.paths import Segment
 from core.store.reader import Reader
@@ -62,19 +63,13 @@ def pretty_body(msg: Message) -> tuple[str, str]:
         body = json.dumps(json.loads(msg.content), indent=2, ensure_ascii=False)
     if msg.tool_calls:
         calls = [
-            {"name": c.name, "id": c.id, "arguments": _args(c.arguments)} for c in msg.tool_calls
+            {"name": c.name, "id": c.id, "arguments": loads_or(c.arguments, c.arguments)}
+            for c in msg.tool_calls
         ]
         block = json.dumps(calls, indent=2, ensure_ascii=False)
         body = block if not body.strip() else body + "\n\n" + block
         fmt = "json" if not msg.content.strip() else fmt
     return body, fmt
-
-
-def _args(arguments: str) -> Any:
-    try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments
 
 
 def facts_of(msg: Message, on_path: bool = True) -> tuple[tuple[str, str], ...]:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.json_text import loads_or
 from core.llm.assemble import StreamAssembler, parse_completion
 from core.llm.errors import ModelCallError
 from core.proxy.messages import anthropic_assistant, function_call
@@ -46,13 +47,6 @@ def assembly_for(family: str, model: str) -> Assembly:
     return AnthropicAssembly(model)
 
 
-def _load(data: str) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -71,7 +65,7 @@ class ChatAssembly:
         if data.strip() == "[DONE]":
             self._stream.saw_done = True
             return
-        chunk = _load(data)
+        chunk = loads_or(data, None)
         if name == "error" or (isinstance(chunk, dict) and "error" in chunk):
             self._error = json.dumps(_dict(chunk).get("error", chunk), ensure_ascii=False)
         elif isinstance(chunk, dict):
@@ -137,7 +131,7 @@ class ResponsesAssembly:
         self._error: str | None = None
 
     def event(self, name: str | None, data: str) -> None:
-        obj = _dict(_load(data))
+        obj = _dict(loads_or(data, None))
         kind = str(obj.get("type") or name or "")
         if kind in ("response.created", "response.in_progress"):
             self._meta = _dict(obj.get("response"))
@@ -232,7 +226,7 @@ class AnthropicAssembly:
         self._error: str | None = None
 
     def event(self, name: str | None, data: str) -> None:
-        obj = _dict(_load(data))
+        obj = _dict(loads_or(data, None))
         kind = str(obj.get("type") or name or "")
         index = obj.get("index", 0) if isinstance(obj.get("index"), int) else 0
         if kind == "message_start":
@@ -287,5 +281,5 @@ class AnthropicAssembly:
         if block.get("type") != "tool_use" or index not in self._json:
             return block
         raw = "".join(self._json[index])
-        parsed = _load(raw) if raw else {}
+        parsed = loads_or(raw, None) if raw else {}
         return {**block, "input": parsed if isinstance(parsed, dict) else {"_raw": raw}}

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.json_text import loads_or
 from core.records import ContextRef
 from core.refs.ids import content_key, make_ref_id
 from core.tokens import count_text
@@ -221,10 +222,7 @@ def generic_slimmer(output: ToolOutput, maker: RefMaker, policy: SlimPolicy) -> 
     """Structure of JSON outputs, head and tail of text outputs."""
     full = maker.refs[0] if maker.refs else maker.make("tool_output", output.text, "output")
     coverage: dict[str, Any] = {"complete": False, "full_output": full.id, "tokens": full.tokens}
-    try:
-        data = json.loads(output.text)
-    except (json.JSONDecodeError, ValueError):
-        data = None
+    data = loads_or(output.text, None)
     if isinstance(data, (dict, list)):
         coverage["shown"] = "structure and short fields only"
         unresolved = _carried_unresolved(data)

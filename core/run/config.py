@@ -16,6 +16,7 @@ from core.context.compaction import CompactionConfig, SnipParams
 from core.context.compaction.config import GOAL_MODES, GoalMode
 from core.context.nudges import DuplicateDetector, StepMonitors, TodoNag, TokenBudget
 from core.errors import InvalidInputError
+from core.json_text import loads_or
 from core.llm.retry import RetryPolicy
 from core.refs.budget import ContextBudget
 from core.refs.slimming import SlimPolicy
@@ -186,10 +187,7 @@ class RunConfig:
                 raise InvalidInputError(f"--set {pair!r}: expected key=value")
             if key not in fields or key == "extra":
                 raise InvalidInputError(unknown_setting(key))
-            try:
-                value: Any = json.loads(raw)
-            except json.JSONDecodeError:
-                value = raw
+            value: Any = loads_or(raw, raw)
             if key in _TUPLES and value is not None:
                 value = tuple(value if isinstance(value, list) else str(value).split(","))
             changes[key] = _checked(key, getattr(self, key), value)
@@ -230,7 +228,8 @@ def _checked(key: str, default: Any, value: Any) -> Any:
     return value
 
 
-_TUPLES = ("inject_skills", "summary_stages", "prompt_skills")
+_TUPLES = tuple(f.name for f in dataclasses.fields(RunConfig) if str(f.type).startswith("tuple"))
+"""Settings a list or a comma-separated value sets (JSON has no tuples): the tuple fields."""
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "compaction": get_args(CompactionMode),
