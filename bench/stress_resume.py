@@ -33,6 +33,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.helpers.ctxlens_process import spawn  # noqa: E402
+
 #: Model calls of the whole demo (the kill point is drawn below it).
 DEMO_CALLS = 127
 UNITS = {"rows lost": "rows", "redone tool calls": "calls"}
@@ -47,14 +50,7 @@ ZERO_GOALS = (
 
 
 def _ctxlens(db: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "app", "--db", str(db), *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    return spawn("--db", str(db), *args)
 
 
 def _counts(db: Path) -> tuple[str | None, int, int]:

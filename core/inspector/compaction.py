@@ -85,7 +85,9 @@ class CompactRequest:
         """``config`` with the threshold lowered by ``not_in_transcript``: the compactor
         counts the transcript, the threshold is measured on the whole prompt."""
         cfg = self.config()
-        limit = self.window * self.threshold - max(self.not_in_transcript, 0)
+        if self.not_in_transcript <= 0:
+            return cfg
+        limit = self.window * self.threshold - self.not_in_transcript
         return replace(cfg, threshold=max(limit, 1) / self.window)
 
     def config(self) -> CompactionConfig:
@@ -128,20 +130,26 @@ def trace_request(
 ) -> CompactRequest:
     """``request_for`` the stored trace, with what its transcript lacks (an import's
     ``carried_gap``). ``window``: the user's, which drops the tool's auto-compact point."""
-    from core.inspector.context_report import carried_gap
-
     tr = reader.find_trace(trace_id)
     req = request_for(tr.metadata, level, tr.source)
     if window is not None:
         req = replace(req, window=window, window_source="option")
         if req.threshold_source == "auto-compact point":
             req = replace(req, threshold=DEFAULT_THRESHOLD, threshold_source="defaults")
-    gap = (
-        carried_gap(reader, tr.id)
-        if budget_of(tr.source, tr.metadata).source == "imported"
-        else None
-    )
-    return replace(req, not_in_transcript=max(gap.tokens, 0)) if gap is not None else req
+    return with_transcript_gap(reader, trace_id, req)
+
+
+def with_transcript_gap(reader: Reader, trace_id: str, req: CompactRequest) -> CompactRequest:
+    """``req`` with ``not_in_transcript`` set for an import (its ``carried_gap``: prompt
+    tokens the tool sent but did not log), so ``transcript_config`` lowers the threshold
+    the same way for ``ctxlens compact`` and the Compact dialog."""
+    from core.inspector.context_report import carried_gap
+
+    tr = reader.find_trace(trace_id)
+    if budget_of(tr.source, tr.metadata).source != "imported":
+        return replace(req, not_in_transcript=0)
+    gap = carried_gap(reader, tr.id)
+    return replace(req, not_in_transcript=max(gap.tokens, 0) if gap is not None else 0)
 
 
 def _origin(b: Budget) -> str:
@@ -323,7 +331,7 @@ def summarizer_label(model: ModelSettings | None) -> str:
 async def _preview(
     store: Store, trace_id: str, req: CompactRequest, model: ModelSettings | None
 ) -> Preview:
-    config = req.config()
+    config = req.transcript_config()
     if model is None or req.level not in ("summary", "auto"):
         return await preview(store, trace_id, req.level, config)
     from core.llm.client import ChatClient
@@ -338,7 +346,10 @@ def run_preview(
     store: Store, trace_id: str, req: CompactRequest, model: ModelSettings | None = None
 ) -> CompactPreview:
     """The dry run with its diff and retention rows. Blocking: call it off the UI thread
-    (it runs its own event loop for the summarizer)."""
+    (it runs its own event loop for the summarizer). An import's threshold is lowered by
+    what its transcript lacks (``with_transcript_gap``), as in ``ctxlens compact``."""
+    with store.read() as r:
+        req = with_transcript_gap(r, trace_id, req)
     pv = asyncio.run(_preview(store, trace_id, req, model))
     return build(req, pv, summarizer_label(model))
 

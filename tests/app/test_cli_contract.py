@@ -6,7 +6,6 @@ import hashlib
 import json
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from core.context.view import request_sha256
 from core.records import CompactionEvent, ContextItem, LlmCall, NewMessage, ToolCall
 from core.store import Store
+from tests.helpers.ctxlens_process import run
 
 ROOT = Path(__file__).resolve().parents[2]
 Cli = Callable[..., tuple[int, str]]
@@ -183,9 +183,7 @@ def test_export_import_export_is_identical(cli: Cli, tmp_path: Path) -> None:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    return run(*args)
 
 
 def _assert_one_line_error(res: subprocess.CompletedProcess[str], needle: str) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from app.open_file import resolve
 from core.errors import InvalidInputError
 from core.store import Store
+from tests.helpers.ctxlens_process import child_env, run
 from tests.sample_trace import write_sample
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,11 +72,7 @@ GUI = pytest.mark.skipif(
 
 
 def _gui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
+    return run(*args, env=child_env(QT_QPA_PLATFORM="offscreen"), timeout=240, cwd=cwd)
 
 
 @GUI

@@ -12,6 +12,7 @@ import pytest
 from core.errors import CtxlensError
 from core.llm.fault_spec import parse_fault
 from tests.core.live.watch_helpers import REPO, Cli, wait_for
+from tests.helpers.ctxlens_process import run as ctxlens_run
 
 
 def _listening(cli: Cli) -> dict:
@@ -105,11 +106,5 @@ def test_a_bad_fault_is_named_and_nothing_starts(tmp_path, spec, says):
 
 
 def test_serve_needs_a_source(tmp_path):
-    run = subprocess.run(
-        [sys.executable, "-m", "app", "--db", str(tmp_path / "s.db"), "serve"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 2 and "--otlp" in run.stderr and "--model" in run.stderr
+    done = ctxlens_run("--db", str(tmp_path / "s.db"), "serve", timeout=60)
+    assert done.returncode == 2 and "--otlp" in done.stderr and "--model" in done.stderr

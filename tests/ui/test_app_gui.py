@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.gui import GuiOptions, install_error_hooks, make_window
+from tests.helpers.ctxlens_process import run
 from tests.ui.conftest import close_loop, settle
 from tests.ui.leaks import LeakWatch
 
@@ -98,14 +98,7 @@ def test_screenshot_command_writes_the_png(tmp_path: Path) -> None:
     }
     env.pop("CTXLENS_DB", None)
     out = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [sys.executable, "-m", "app", "gui", "--screenshot", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run("gui", "--screenshot", str(out), env=env)
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1600, 1000)

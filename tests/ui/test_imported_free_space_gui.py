@@ -46,3 +46,47 @@ def test_budget_and_next_call_show_the_recorded_prompt(
     left = [win.budget.grid.itemAtPosition(r, 2).widget().text() for r in range(2)]
     assert f"{auto - prompt:,} left" in left
     assert win.last_error is None
+
+
+def test_compact_dialog_lowers_the_threshold_like_the_cli(
+    qtbot: Any, settings: AppSettings, tmp_path: Path, cli: Any
+) -> None:
+    """The dialog's dry run on an import measures the threshold on the whole prompt, as
+    ``ctxlens compact`` does: at a threshold the transcript alone stays under, but the
+    recorded prompt does not, both compact, with the same outcome."""
+    import json
+
+    from tests.ui.conftest import choose
+    from ui.dialogs.compact import CompactDialog
+
+    db = tmp_path / "cc.db"
+    with Store.open(db) as s:
+        import_paths(s, [SESSION])
+    win = open_window(qtbot, settings, db, (1400, 900))
+    trace_id = win.session.trace().id
+    code, out = cli("--db", str(db), "compact", trace_id, "--level", "auto",
+                    "--threshold", "0.3", "--json")  # fmt: skip
+    assert code == 0
+    expected = json.loads(out)
+    gap = expected["limits"]["not_in_transcript"]
+    limit = expected["limits"]["threshold"]["tokens"]
+    assert gap > 0 and limit - gap < expected["before"]["tokens"] < limit
+    assert expected["status"] != "not_needed"
+
+    with qtbot.waitSignal(win.registry["run.compact"].triggered):
+        win.registry["run.compact"].trigger()
+    dialog = win.compact_dialog
+    assert isinstance(dialog, CompactDialog)
+    qtbot.waitUntil(lambda: dialog.current is not None, timeout=30_000)
+    choose(dialog.level, "auto")
+    dialog.threshold_box.setValue(0.3)
+    with qtbot.waitSignal(dialog.previewed, timeout=30_000) as sig:
+        dialog.threshold_box.editingFinished.emit()
+    cp = sig.args[0]
+    assert cp.request.not_in_transcript == gap
+    got = cp.preview.to_json()
+    for key in ("status", "reason", "before", "after", "tokens_saved", "layers"):
+        assert got[key] == expected[key], key
+    assert f"of which {gap:,} are not in the transcript" in dialog.trace_label.text()
+    assert "(option)" in dialog.trace_label.text()
+    dialog.reject()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from app.cli import main
 from app.commands.self_test import CHECK_NAMES
 from app.selftest import checks, report
 from core.selftest import SelfTestError, run_check
+from tests.helpers.ctxlens_process import run
 from ui.selftest import check_images, check_render, platform_plugins
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,15 +96,7 @@ def test_flag_runs_in_a_clean_process_and_touches_no_user_files(tmp_path: Path) 
         "QT_QPA_PLATFORM": "offscreen",
     }
     env.pop("CTXLENS_DB", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "app", "--self-test"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run("--self-test", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("\nok: ") + proc.stdout.startswith("ok: ") == len(CHECK_NAMES)
     assert "FAIL" not in proc.stdout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -96,7 +97,9 @@ class CompactDialog(QDialog):
             level or "auto",
             trace.source if trace is not None else "ctxlens",
         )
-        self._build(defaults, trace.title if trace is not None else "")
+        self.defaults = defaults
+        self.title = trace.title if trace is not None else ""
+        self._build(defaults, self.title)
         self.resize(1240, 800)
 
     # -- layout ---------------------------------------------------------------------------
@@ -230,10 +233,22 @@ class CompactDialog(QDialog):
 
     # -- requests -------------------------------------------------------------------------
     def request(self) -> CompactRequest:
-        return CompactRequest(
+        """The boxes' values over the trace's defaults; a value the user changed says
+        ``option`` as its source (the threshold shown rounded keeps the exact default)."""
+        d = self.defaults
+        window, shown = self.window_box.value(), self.threshold_box.value()
+        same_window = window == d.window
+        same_share = round(shown, self.threshold_box.decimals()) == round(
+            d.threshold, self.threshold_box.decimals()
+        )
+        kept = same_share and (same_window or d.threshold_source != "auto-compact point")
+        return replace(
+            d,
             level=str(self.level.currentData()),
-            window=self.window_box.value(),
-            threshold=round(self.threshold_box.value(), 4),
+            window=window,
+            window_source=d.window_source if same_window else "option",
+            threshold=d.threshold if same_share else round(shown, 4),
+            threshold_source=d.threshold_source if kept else "option",
             goal_mode=str(self.goal_mode.currentData()),
         )
 
@@ -264,6 +279,9 @@ class CompactDialog(QDialog):
 
     def _previewed(self, cp: CompactPreview) -> None:
         self.headline.setText(cp.headline())
+        self.trace_label.setText(
+            f"Trace: {self.title or self.trace_id or '—'} · {cp.request.limits_text}"
+        )
         self.diff.set_rows(cp.rows)
         self.retention.set_records(cp.retention)
         self.retention_label.setText(_retention_html(cp))

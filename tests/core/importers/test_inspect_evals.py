@@ -5,8 +5,6 @@ skipped. The expectations are read from the raw files with plain ``zipfile``/``j
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from core.store import Store
 from tests.conftest import TRACES
 from tests.core.importers.test_bad_input import _fails
 from tests.core.importers.zstd_eval import ZIP_ZSTANDARD, recompress, write_eval
+from tests.helpers.ctxlens_process import child_env, run
 
 REAL_EVAL = next(iter(sorted((TRACES / "inspect_ai").rglob("*.eval"))), None)
 needs_real = pytest.mark.skipif(REAL_EVAL is None, reason="shared/traces not present")
@@ -155,9 +154,8 @@ def test_cli_imports_a_zstd_eval(tmp_path: Path) -> None:
     assert REAL_EVAL is not None
     path = recompress(REAL_EVAL, tmp_path / "z.eval")
     db = tmp_path / "s.db"
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    run = [sys.executable, "-m", "app", "--db", str(db)]
-    out = subprocess.run([*run, "import", str(path), "--json"], capture_output=True, env=env)
+    env = child_env({"PATH": "/usr/bin:/bin"})
+    out = run("--db", str(db), "import", str(path), "--json", env=env)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert len(rows) == len(_raw(path)[1])

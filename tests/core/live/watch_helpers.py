@@ -4,9 +4,6 @@ first line in two writes (split inside a UTF-8 character where it has one)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store import Store
+from tests.helpers.ctxlens_process import child_env, spawn
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -53,15 +51,7 @@ class Cli:
     """``ctxlens watch`` (or ``serve``) as a real process, its JSON lines collected."""
 
     def __init__(self, *argv: str, env: dict[str, str] | None = None) -> None:
-        full = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app", *argv],
-            cwd=REPO,
-            env=full,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.proc = spawn(*argv, env=child_env(**(env or {})))
         self.lines: list[dict[str, Any]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.ctxlens_process import run
 from tests.helpers.proxy_process import ProxyProcess
 from tests.servers.fake_upstream import FakeUpstream
 
@@ -37,14 +35,7 @@ def proxy(db: Path, upstream: FakeUpstream) -> Iterator[ProxyProcess]:
 
 
 def ctxlens(db: Path, *args: str) -> tuple[int, str, str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "--db", str(db), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = run("--db", str(db), *args, timeout=60)
     return done.returncode, done.stdout, done.stderr
 
 

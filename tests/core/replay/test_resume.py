@@ -11,7 +11,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from core.replay.recording import call_key
 from core.replay.resume import ResumeOptions, resume
 from core.run.metrics import compute
 from core.store import Store
+from tests.helpers.ctxlens_process import spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 KILL_AFTER = 45
@@ -32,13 +32,7 @@ would start over)."""
 
 
 def ctxlens(db: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "app", "--db", str(db), *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn("--db", str(db), *args)
 
 
 def _calls(db: Path) -> tuple[str | None, int]:
