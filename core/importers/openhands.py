@@ -245,12 +245,13 @@ class _Conversation:
 
     def _v1_observation(self, ev: dict[str, Any], kind: str, when: float | None) -> None:
         obs = as_dict(ev.get("observation"))
+        parts: tuple[Any, ...] | None = None
         if kind == "AgentErrorEvent":
             text = str(ev.get("error") or "")
         elif kind == "UserRejectObservation":
             text = str(ev.get("rejection_reason") or "rejected by the user")
         else:
-            text, _ = self._content(obs.get("content"))
+            text, parts = self._content(obs.get("content"))
         call_id = str(ev.get("tool_call_id") or "")
         if call_id and call_id not in self.call_names:
             self.ctx.note("tool result without a matching tool call", self.where)
@@ -261,6 +262,7 @@ class _Conversation:
             NewMessage(
                 "tool",
                 text,
+                parts=parts,
                 tool_call_id=call_id or None,
                 name=str(ev.get("tool_name") or self.call_names.get(call_id) or "") or None,
                 created_at=when,

@@ -88,3 +88,39 @@ def test_openhands_message_images_become_refs(store: Store, tmp_path: Path) -> N
     assert user.parts is not None and user.parts[0] == content[0]
     assert [refs[p["ref"]].content for p in user.parts[1:]] == urls
     assert all(refs[p["ref"]].source_sequence == user.sequence for p in user.parts[1:])
+
+
+def test_openhands_observation_images_belong_to_the_tool_result(
+    store: Store, tmp_path: Path
+) -> None:
+    """A V1 observation's screenshot (a browser tool's, say) is a ref of the tool result
+    that carried it, and the result keeps its blocks, so the ref is reachable from it."""
+    url = f"data:image/png;base64,{PNG}"
+    observation = {
+        "kind": "BrowserObservation",
+        "content": [
+            {"type": "text", "text": "Page loaded"},
+            {"type": "image", "image_urls": [url]},
+        ],
+    }
+    events = [
+        {"id": "e0", "kind": "SystemPromptEvent", "source": "agent",
+         "system_prompt": {"type": "text", "text": "You are OpenHands."}, "tools": []},
+        {"id": "e1", "kind": "ActionEvent", "source": "agent", "thought": [],
+         "tool_name": "browser", "tool_call_id": "c1", "llm_response_id": "r1",
+         "tool_call": {"id": "c1", "name": "browser", "arguments": "{}"},
+         "action": {"kind": "BrowserAction"}},
+        {"id": "e2", "kind": "ObservationEvent", "source": "environment", "tool_name": "browser",
+         "tool_call_id": "c1", "action_id": "e1", "observation": observation},
+    ]  # fmt: skip
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    (res,) = import_paths(store, [path], fmt="openhands")
+    (result,) = [m for m in _messages(store, res.trace_id) if m.role == "tool"]
+    with store.read() as r:
+        refs = {ref.id: ref for ref in r.refs(res.trace_id)}
+    assert result.content == "Page loaded" and result.tool_call_id == "c1"
+    assert result.parts is not None and result.parts[0] == observation["content"][0]
+    (image,) = result.parts[1:]
+    assert refs[image["ref"]].content == url
+    assert refs[image["ref"]].source_sequence == result.sequence
