@@ -340,7 +340,8 @@ class Writer:
             return
         for i, encode in encoders:  # the rows are this call's own: encoded in place
             for r in rows:
-                r[i] = encode(r[i])
+                if r[i] is not None:  # NULL stays NULL (most parts, usage, metadata)
+                    r[i] = encode(r[i])
         full = len(rows) - len(rows) % _ROWS_PER_INSERT
         for start in range(0, full, _ROWS_PER_INSERT):
             chunk = rows[start : start + _ROWS_PER_INSERT]
