@@ -9,7 +9,7 @@ exported) one and back. A new field of a message is a column there, the same nam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -62,29 +62,66 @@ _OF_FIELDS = attrgetter(*FIELDS)
 _TOKENS, _CREATED = _AT["token_count"], _AT["created_at"]
 
 
-def _encoded(row: list[Any]) -> tuple[Any, ...]:
+def _encoded(row: list[Any]) -> list[Any]:
     for i, encode in _ENCODE_AT:
         row[i] = encode(row[i])
-    return tuple(row)
+    return row
 
 
-def row_of(m: Message) -> tuple[Any, ...]:
+def row_of(m: Message) -> list[Any]:
     """The ``messages`` row of a record, in ``COLUMNS`` order (JSON columns as values)."""
     return _encoded(list(_OF_MESSAGE(m)))
 
 
 def new_row(
     place: tuple[str, int, int | None, int, int], nm: NewMessage, tokens: int, now: float
-) -> tuple[Any, ...]:
+) -> list[Any]:
     """The row of a message about to be appended at ``place`` (``PLACE`` values)."""
+    return _encoded(_fields_row(place, nm, tokens, now))
+
+
+def appended(
+    place: tuple[str, int, int | None, int, int], nm: NewMessage, tokens: int, now: float
+) -> tuple[list[Any], Message]:
+    """``new_row`` and the record ``message_of_row`` would read from it, built from the
+    message's own values (a run's ``append`` returns the records it wrote: decoding each
+    row back cost as much as writing it). Values a codec would change on the way back
+    (a list of parts, a tool call whose fields are not all strings) take
+    ``message_of_row``, so the record is the same either way."""
+    row = _fields_row(place, nm, tokens, now)
+    values = _RECORD_OF_ROW(row)
+    parts, calls = row[_PARTS], row[_CALLS]
+    record = None
+    if (parts is None or type(parts) is tuple) and _plain_calls(calls):
+        record = _make_message(values)
+    _encoded(row)
+    return row, record if record is not None else message_of_row(row)
+
+
+def _fields_row(
+    place: tuple[str, int, int | None, int, int], nm: NewMessage, tokens: int, now: float
+) -> list[Any]:
     row = [*place, *_OF_FIELDS(nm)]
     row[_TOKENS] = tokens
     if row[_CREATED] is None:
         row[_CREATED] = now
-    return _encoded(row)
+    return row
 
 
-def message_of_row(row: tuple[Any, ...]) -> Message:
+def _plain_calls(calls: Any) -> bool:
+    """A tuple of ``ToolCall`` of strings: ``_calls_in(_calls_out(calls)) == calls``."""
+    if type(calls) is not tuple:
+        return False
+    return not calls or all(
+        type(c) is ToolCall
+        and type(c.id) is str
+        and type(c.name) is str
+        and type(c.arguments) is str
+        for c in calls
+    )
+
+
+def message_of_row(row: Sequence[Any]) -> Message:
     """The record of a row in ``COLUMNS`` order (what ``new_row`` gave)."""
     return message_from(dict(zip(COLUMNS, row, strict=True)))
 
@@ -96,12 +133,34 @@ def message_from(stored: Mapping[Any, Any]) -> Message:
     values = list(_GATHER(stored))
     for i, decode in _DECODE_AT:
         values[i] = decode(values[i])
-    return Message(*values)
+    return _make_message(values)
+
+
+def _record_maker(cls: type[Message]) -> Callable[[Sequence[Any]], Message]:
+    """``cls(*values)`` without the frozen dataclass's ``__init__``, which sets each field
+    by ``object.__setattr__`` looked up anew: each slot's own setter, bound once, in
+    straight-line code built here as ``dataclasses`` builds that ``__init__`` (a record
+    cost a fifth of ``Writer.append``; ``Reader`` builds one per message read). The same
+    object: ``__init__`` does nothing else (no ``__post_init__``, checked)."""
+    assert not hasattr(cls, "__post_init__"), "a __post_init__ would be skipped"
+    names = [f.name for f in fields(cls)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    env.update((f"_set_{n}", getattr(cls, n).__set__) for n in names)
+    body = "".join(f"    _set_{n}(m, v[{i}])\n" for i, n in enumerate(names))
+    exec(f"def make(v):\n    m = _new(_cls)\n{body}    return m\n", env)
+    maker: Callable[[Sequence[Any]], Message] = env["make"]
+    return maker
+
+
+_make_message = _record_maker(Message)
 
 
 _RECORD_ORDER = tuple(f.name for f in fields(Message))
 _GATHER = itemgetter(*_RECORD_ORDER)
 _DECODE_AT = tuple((_RECORD_ORDER.index(name), decode) for name, (_, decode) in CODECS.items())
+#: A row's values (before its codecs) in the record's field order.
+_RECORD_OF_ROW = itemgetter(*(_AT[name] for name in _RECORD_ORDER))
+_PARTS, _CALLS = _AT["parts"], _AT["tool_calls"]
 
 
 def export_json(m: Message) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any, TypeVar
 
 import orjson
@@ -39,7 +40,7 @@ from core.records import (
     encode_items,
 )
 from core.store import schema as t
-from core.store.message_fields import COLUMNS, JSON_COLUMNS, message_of_row, new_row, row_of
+from core.store.message_fields import COLUMNS, JSON_COLUMNS, appended, new_row, row_of
 from core.store.objects import ObjectStore
 from core.store.reader import Reader
 from core.store.rows import record_from, row_values
@@ -239,15 +240,16 @@ class Writer:
         p = start_parent
         now = time.time()
         out: list[Message] = []
-        rows: list[tuple[Any, ...]] = []
+        rows: list[list[Any]] = []
         for nm in messages:
             if nm.role not in ROLES:
                 raise InvalidInputError(f"message role {nm.role!r} is not one of {sorted(ROLES)}")
             seq = st.next_sequence
             st.next_sequence += 1
             line, depth = self._place(st, p, seq, nm.branch_type, nm.branch_id)
-            rows.append(new_row((trace_id, seq, p, line, depth), nm, _tokens(nm), now))
-            out.append(message_of_row(rows[-1]))
+            row, record = appended((trace_id, seq, p, line, depth), nm, _tokens(nm), now)
+            rows.append(row)
+            out.append(record)
             p = seq
         self._insert_rows(rows, _RUN_JSON)
         st.message_count += len(out)
@@ -278,7 +280,7 @@ class Writer:
         if len(token_counts) != len(messages):
             raise InvalidInputError("one token count per message is needed")
         now = time.time()
-        rows: list[tuple[Any, ...]] = []
+        rows: list[list[Any]] = []
         p = parent
         for nm, tokens in zip(messages, token_counts, strict=True):
             if nm.role not in ROLES:
@@ -326,7 +328,7 @@ class Writer:
             self._insert_rows([row_of(m) for m in out], _RUN_JSON)
         return out
 
-    def _insert_rows(self, rows: list[tuple[Any, ...]], encoders: _JsonText) -> None:
+    def _insert_rows(self, rows: list[list[Any]], encoders: _JsonText) -> None:
         """Insert rows in ``COLUMNS`` order (JSON columns still as values). On SQLite
         straight through the driver (5× faster than Core's per-row parameter processing,
         which dominated long imports), JSON columns encoded by ``encoders``,
@@ -336,13 +338,18 @@ class Writer:
         if self.conn.dialect.name != "sqlite":
             self.conn.execute(insert(t.messages), [dict(zip(COLUMNS, r)) for r in rows])
             return
-        values = [_json_encoded(r, encoders) for r in rows]
-        full = len(values) - len(values) % _ROWS_PER_INSERT
+        for i, encode in encoders:  # the rows are this call's own: encoded in place
+            for r in rows:
+                if r[i] is not None:  # NULL stays NULL (most parts, usage, metadata)
+                    r[i] = encode(r[i])
+        full = len(rows) - len(rows) % _ROWS_PER_INSERT
         for start in range(0, full, _ROWS_PER_INSERT):
-            chunk = values[start : start + _ROWS_PER_INSERT]
-            self.conn.exec_driver_sql(_SQLITE_INSERT_MANY, tuple(x for v in chunk for x in v))
-        if full < len(values):
-            self.conn.exec_driver_sql(_SQLITE_INSERT, values[full:])
+            chunk = rows[start : start + _ROWS_PER_INSERT]
+            self.conn.exec_driver_sql(
+                _SQLITE_INSERT_MANY, tuple(itertools.chain.from_iterable(chunk))
+            )
+        if full < len(rows):
+            self.conn.exec_driver_sql(_SQLITE_INSERT, [tuple(r) for r in rows[full:]])
 
     def set_head(self, trace_id: str, sequence: int | None) -> None:
         st = self._state(trace_id)
@@ -776,7 +783,20 @@ def _json_exact(value: Any) -> str | None:
     """A JSON column exactly as SQLAlchemy's JSON type stores it (``json.dumps``). Used for
     the ``tool_calls`` of messages a run appends (``Reader.search`` finds a tool by the
     text ``"name": "<tool>"``, or ``"name":"<tool>"`` as importers write it)."""
-    return None if value is None else json.dumps(value)
+    if value is None:
+        return None
+    if type(value) is list:  # the codec's fresh list of fresh dicts: never circular
+        return "".join(_JSON_DUMPS_ENCODER(value, 0))
+    return json.dumps(value)
+
+
+#: ``json.dumps``' own C encoder with its default settings, built once: ``json.dumps``
+#: builds one (and a closure) per call, which cost more than encoding a message's calls.
+#: No circular-reference check (``markers`` None): only for values made fresh here.
+_JSON_DUMPS_ENCODER = c_make_encoder(
+    None, json.JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ", False, False,
+    True,
+)  # fmt: skip
 
 
 def orjson_text(value: Any, finite: bool = False) -> str | None:
@@ -826,13 +846,6 @@ _FINITE_JSON: _JsonText = tuple((i, _json_finite) for i in _JSON_AT)
 _RUN_JSON: _JsonText = tuple(
     (i, _json_exact if COLUMNS[i] == "tool_calls" else _json_text) for i in _JSON_AT
 )
-
-
-def _json_encoded(row: tuple[Any, ...], encoders: _JsonText) -> tuple[Any, ...]:
-    values = list(row)
-    for i, encode in encoders:
-        values[i] = encode(values[i])
-    return tuple(values)
 
 
 def _replace_position(m: Message, line: int, depth: int) -> Message:
