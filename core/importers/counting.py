@@ -120,13 +120,15 @@ class CountsAhead:
 
     CHUNK = 1 << 16
     FIRST_CHUNK = 1 << 13
+    SPLIT_CHARS = 1 << 11
+    """A waited-for queue this long or longer is cut in two jobs."""
 
     def __init__(self) -> None:
         self._pool = _AHEAD.get()
         self._counter = bounded_counter()
         self._queued: list[MessageTexts] = []
         self._chars = 0
-        self._chunk = self.FIRST_CHUNK
+        self._chunk = min(self.FIRST_CHUNK, self.CHUNK)
         self._starts: list[int] = []
         """The first ticket of each job (ascending: jobs are cut in ticket order)."""
         self._jobs: dict[int, Future[list[int]]] = {}
@@ -171,7 +173,7 @@ class CountsAhead:
         if not queued:
             return
         self._queued, self._chars = [], 0
-        cut = _half(queued, chars) if halves and chars >= self.FIRST_CHUNK else len(queued)
+        cut = _half(queued, chars) if halves and chars >= self.SPLIT_CHARS else len(queued)
         start = self._tickets - len(queued)
         self._job_of(queued[:cut], start)
         if cut < len(queued):
