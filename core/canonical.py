@@ -37,6 +37,15 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8")
 
 
+def plain_canonical_bytes(value: Any) -> bytes:
+    """``canonical_bytes`` of a value its caller knows is plain (no float, no non-str key:
+    a rendered message whose every field is text), without walking it to check."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # lone surrogates: json's error, as canonical_bytes
+        return canonical_json(value).encode("utf-8")
+
+
 def _plain(value: Any) -> bool:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:

@@ -24,6 +24,7 @@ from core.importers.base import ImportContext, ImportResult, ImportUnit, Progres
 from core.importers.counting import CountsAhead, LazyPool, fill_pending
 from core.importers.detect import sniff
 from core.importers.formats import FORMATS
+from core.importers.gcpause import collector_paused
 from core.importers.reading import first_record
 from core.importers.walk import FILE, FOLDER, FolderWalk, classify, open_file
 from core.store import schema as t
@@ -211,7 +212,7 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     ctx.where = str(unit.main)
     ctx.finite_json = True
     try:
-        with store.write() as w:
+        with store.write() as w, collector_paused():
             results: list[ImportResult] = module.run(w, ctx, unit)
             if results and not any(r.messages or r.warnings for r in results):
                 raise InvalidInputError(f"{unit.main}: no messages in it; nothing imported")

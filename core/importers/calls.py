@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Text, bindparam, select, type_coerce
 
-from core.canonical import canonical_bytes
+from core.canonical import canonical_bytes, plain_canonical_bytes
 from core.context.view import NOT_SENT, render_item
 from core.importers.reading import loads
 from core.records import ContextItem, ItemsEncoder, Message, NewMessage, ToolCall
@@ -92,7 +92,14 @@ class ContextHashes:
                                       nm.tool_calls, nm.tool_call_id)  # fmt: skip
         if missing:
             self._fetch(missing)
-        return [canonical_bytes(render_item(i, self._msgs)) for i in items]
+        out: list[bytes] = []
+        for item in items:
+            value = render_item(item, msgs)
+            # Text content: every field is a string (role, content, tool call ids, names and
+            # argument texts), so nothing needs ``canonical_bytes``'s walk for floats.
+            plain = type(value["content"]) is str
+            out.append(plain_canonical_bytes(value) if plain else canonical_bytes(value))
+        return out
 
     def _fetch(self, missing: list[int]) -> None:
         """Read the missing messages and the next ones after them: calls come in time

@@ -74,7 +74,8 @@ class _Unit:
     parent: int | None
     group: str | None = None
     parts: list[dict[str, Any]] = field(default_factory=list)
-    items: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    """The tool results and metadata records after the reply, in file order."""
     tool_ids: set[str] = field(default_factory=set)
     uuids: list[str] = field(default_factory=list)
 
@@ -161,10 +162,13 @@ class _Session:
         self, records: Iterable[tuple[int, dict[str, Any]]], name: str, lane: _Lane | None
     ) -> None:
         """Take records in file order (a whole file, or lines appended to it: live capture)."""
+        ctx = self.ctx
         for lineno, rec in records:
-            self.where = f"{name}:{lineno}"
-            self.ctx.where = self.where
+            self.where = ctx.where = f"{name}:{lineno}"
             kind = rec.get("type")
+            if kind in META_TYPES:  # most records (~6 per tool call): the shortest path
+                self._meta(lane or self._lane_of(rec), rec)
+                continue
             if not isinstance(kind, str):
                 raise InvalidInputError(f"{self.where}: record has no 'type' field")
             if kind in TITLE_TYPES:
@@ -172,13 +176,11 @@ class _Session:
                 continue
             target = lane or self._lane_of(rec)
             if kind == "user":
-                self._user(target, rec, lineno)
+                self._user(target, rec)
             elif kind == "assistant":
                 self._assistant(target, rec, lineno)
             elif kind == "system":
-                self._system(target, rec, lineno)
-            elif kind in META_TYPES:
-                self._meta(target, rec, lineno)
+                self._system(target, rec)
             else:
                 count, first = self.unknown.get(kind, (0, self.where))
                 self.unknown[kind] = (count + 1, first)
@@ -264,7 +266,7 @@ class _Session:
         uid = rec.get("uuid")
         if isinstance(uid, str):
             unit.uuids.append(uid)
-            if not lane.main:
+            if lane.branch_type is not None:
                 lane.uuids.add(uid)
 
     def _start(self, lane: _Lane, rec: dict[str, Any], group: str | None = None) -> _Unit:
@@ -301,12 +303,12 @@ class _Session:
             )
         return msg
 
-    def _user(self, lane: _Lane, rec: dict[str, Any], lineno: int) -> None:
+    def _user(self, lane: _Lane, rec: dict[str, Any]) -> None:
         content = self._message(rec).get("content")
         results = _result_ids(content)
         unit = lane.unit
         if results and unit is not None and unit.tool_ids & results:
-            unit.items.append((lineno, rec))
+            unit.items.append(rec)
             self._register(lane, unit, rec)
             return
         if rec.get("isCompactSummary"):
@@ -315,7 +317,7 @@ class _Session:
         if not self.first_prompt and lane.main and not rec.get("isMeta"):
             self.first_prompt = request_title(_typed_text(content))
         unit = self._start(lane, rec)
-        unit.items.append((lineno, rec))
+        unit.items.append(rec)
         self._register(lane, unit, rec)
 
     def _assistant(self, lane: _Lane, rec: dict[str, Any], lineno: int) -> None:
@@ -332,18 +334,18 @@ class _Session:
                 unit.tool_ids.add(block["id"])
         self._register(lane, unit, rec)
 
-    def _system(self, lane: _Lane, rec: dict[str, Any], lineno: int) -> None:
+    def _system(self, lane: _Lane, rec: dict[str, Any]) -> None:
         subtype = rec.get("subtype")
         if subtype == "compact_boundary":
             self._boundary(lane, rec)
         elif subtype == "microcompact_boundary":
             self._microcompact(lane, rec)
         else:
-            self._meta(lane, rec, lineno)
+            self._meta(lane, rec)
 
-    def _meta(self, lane: _Lane, rec: dict[str, Any], lineno: int) -> None:
-        data = as_dict(rec.get("data"))
-        if data.get("type") == "agent_progress" and data.get("agentId"):
+    def _meta(self, lane: _Lane, rec: dict[str, Any]) -> None:
+        data = rec.get("data")
+        if isinstance(data, dict) and data.get("type") == "agent_progress" and data.get("agentId"):
             call = rec.get("parentToolUseID")
             if isinstance(call, str):
                 self.agent_tool.setdefault(str(data["agentId"]), call)
@@ -351,7 +353,7 @@ class _Session:
         if unit is None:
             unit = _Unit(self._attach(lane, rec))
             lane.unit = unit
-        unit.items.append((lineno, rec))
+        unit.items.append(rec)
         self._register(lane, unit, rec)
 
     def _alias(self, lane: _Lane, rec: dict[str, Any]) -> None:
@@ -384,7 +386,7 @@ class _Session:
             for call in unit.tool_ids:
                 self.tool_seq[call] = seq
         run: list[dict[str, Any]] = []
-        for _lineno, rec in unit.items:
+        for rec in unit.items:
             if rec.get("type") == "user":
                 if run:
                     seq = self.b.add(self._meta_run(lane, run), seq)
@@ -395,8 +397,7 @@ class _Session:
         if run:
             seq = self.b.add(self._meta_run(lane, run), seq)
         if seq is not None:
-            for uid in unit.uuids:
-                self.nodes[uid] = seq
+            self.nodes.update_all(unit.uuids, seq)
         lane.tail = seq
 
     def _note_reply(self, lane: _Lane, reply: NewMessage, head: int | None, seq: int) -> None:

@@ -109,19 +109,26 @@ class CountsAhead:
     while it goes on reading (tiktoken encodes without the GIL).
 
     ``take`` gives a message a ticket and queues its texts; every ``CHUNK`` characters the
-    queue becomes one counting job (one tiktoken call per job: few GIL hand-overs).
+    queue becomes one counting job (one tiktoken call per job: few GIL hand-overs). The
+    first jobs are smaller (``FIRST_CHUNK``, doubling), so the workers start early instead
+    of idling while the importer reads the first 64 K characters; a queue the importer
+    must wait for goes out as two jobs, so both workers count the tail.
     ``ready`` says whether a ticket's count is known, ``count`` waits for it. The figures
     are ``count_message``'s, as ``fill_pending`` would store (the same ``count_messages``
     of the same texts). ``complete`` names the traces whose every row was written counted.
     """
 
     CHUNK = 1 << 16
+    FIRST_CHUNK = 1 << 13
+    SPLIT_CHARS = 1 << 11
+    """A waited-for queue this long or longer is cut in two jobs."""
 
     def __init__(self) -> None:
         self._pool = _AHEAD.get()
         self._counter = bounded_counter()
         self._queued: list[MessageTexts] = []
         self._chars = 0
+        self._chunk = min(self.FIRST_CHUNK, self.CHUNK)
         self._starts: list[int] = []
         """The first ticket of each job (ascending: jobs are cut in ticket order)."""
         self._jobs: dict[int, Future[list[int]]] = {}
@@ -135,8 +142,9 @@ class CountsAhead:
         self._queued.append((nm.role, nm.content, nm.tool_calls, nm.name))
         self._chars += len(nm.content) + sum(len(c.arguments) for c in nm.tool_calls)
         self._tickets += 1
-        if self._chars >= self.CHUNK:
+        if self._chars >= self._chunk:
             self._submit()
+            self._chunk = min(self._chunk * 2, self.CHUNK)
         return self._tickets - 1
 
     def ready(self, ticket: int) -> bool:
@@ -145,7 +153,7 @@ class CountsAhead:
     def count(self, ticket: int) -> int:
         """The ticket's count, once (waits for its job; a queued ticket is sent first)."""
         if self._queues(ticket):
-            self._submit()
+            self._submit(halves=True)
         n = self._job(ticket)
         counts = self._jobs[n].result()
         self._left[n] -= 1
@@ -159,13 +167,23 @@ class CountsAhead:
     def _job(self, ticket: int) -> int:
         return bisect_right(self._starts, ticket) - 1
 
-    def _submit(self) -> None:
-        if self._queued:
-            n = len(self._starts)
-            self._starts.append(self._tickets - len(self._queued))
-            self._jobs[n] = self._pool.submit(self._counter.count_messages, self._queued)
-            self._left[n] = len(self._queued)
-            self._queued, self._chars = [], 0
+    def _submit(self, halves: bool = False) -> None:
+        """The queue as one job, or as two of about equal text (``halves``)."""
+        queued, chars = self._queued, self._chars
+        if not queued:
+            return
+        self._queued, self._chars = [], 0
+        cut = _half(queued, chars) if halves and chars >= self.SPLIT_CHARS else len(queued)
+        start = self._tickets - len(queued)
+        self._job_of(queued[:cut], start)
+        if cut < len(queued):
+            self._job_of(queued[cut:], start + cut)
+
+    def _job_of(self, texts: list[MessageTexts], start: int) -> None:
+        n = len(self._starts)
+        self._starts.append(start)
+        self._jobs[n] = self._pool.submit(self._counter.count_messages, texts)
+        self._left[n] = len(texts)
 
     def __enter__(self) -> CountsAhead:
         return self
@@ -199,6 +217,17 @@ class LazyPool:
 
 _AHEAD = LazyPool(WORKERS, "ctxlens-count-ahead")
 """The counting threads of ``CountsAhead``."""
+
+
+def _half(queued: list[MessageTexts], chars: int) -> int:
+    """Where to cut ``queued`` (of ``chars`` characters) into two runs of about equal text;
+    ``len(queued)`` when one message holds most of it."""
+    size = 0
+    for i, (_role, content, calls, _name) in enumerate(queued[:-1]):
+        size += len(content) + sum(len(c.arguments) for c in calls)
+        if size * 2 >= chars:
+            return i + 1
+    return len(queued)
 
 
 def _shares(batch: list[Pending]) -> list[list[Pending]]:

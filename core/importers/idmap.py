@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 
@@ -32,6 +33,17 @@ class IdMap:
             del mem[key]  # keep insertion order = recency
         mem[key] = value
         if len(mem) > self._capacity:
+            self._spill()
+
+    def update_all(self, keys: Iterable[str], value: int) -> None:
+        """``self[key] = value`` for every key (a Claude Code unit maps all its record
+        uuids to the message that ends it: one call per unit, not per record)."""
+        mem = self._mem
+        for key in keys:
+            if key in mem:
+                del mem[key]
+            mem[key] = value
+        while len(mem) > self._capacity:
             self._spill()
 
     def get(self, key: str | None) -> int | None:

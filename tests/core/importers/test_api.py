@@ -96,6 +96,23 @@ def test_idmap_spills_to_the_transaction(store: Store) -> None:
         ids.close()
 
 
+def test_idmap_update_all_is_one_set_per_key(store: Store) -> None:
+    """A unit's uuids set at once give what setting them one by one gives, spilled or not."""
+    with store.write() as w:
+        one, many = IdMap(w.conn, capacity=10), IdMap(w.conn, capacity=10)
+        for unit in range(30):
+            keys = [f"u{unit}-{i}" for i in range(unit % 7)] + ["shared"]
+            for k in keys:
+                one[k] = unit
+            many.update_all(keys, unit)
+        assert len(many._mem) <= 10, "memory stays bounded"
+        names = [f"u{u}-{i}" for u in range(30) for i in range(u % 7)] + ["shared", "none"]
+        assert [many.get(k) for k in names] == [one.get(k) for k in names]
+        assert many.get("shared") == 29 and many.get("u3-2") == 3
+        one.close()
+        many.close()
+
+
 def test_builder_writes_every_field_and_the_count_is_filled_once(store: Store) -> None:
     """``TraceBuilder`` writes a message with a pending count; every field arrives, a
     reader sees the real count before ``fill_pending`` and the same one stored after."""

@@ -117,6 +117,31 @@ def test_counted_ahead_rows_are_written_with_their_exact_counts(
     _hashes_are_the_views(store, [r.trace_id for r in results])
 
 
+def test_first_jobs_are_small_and_a_waited_for_queue_goes_out_as_two() -> None:
+    """The workers get a job after ``FIRST_CHUNK`` characters (not after a whole
+    ``CHUNK``), and a queue the importer waits for is cut in two jobs of about equal text,
+    so both workers count the tail; every count is still ``count_messages``'s own."""
+    from core.records import NewMessage, ToolCall
+
+    texts = [f"line {i}: " + "word " * (40 + i % 13) for i in range(60)]
+    msgs = [NewMessage("user", t) for t in texts]
+    msgs.append(NewMessage("assistant", "", tool_calls=(ToolCall("c1", "Bash", '{"a": 1}'),)))
+    chars = [len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in msgs]
+    with counting.CountsAhead() as ahead:
+        first = next(i for i in range(len(msgs)) if sum(chars[: i + 1]) >= ahead.FIRST_CHUNK)
+        tickets = [ahead.take(m) for m in msgs[: first + 1]]
+        assert len(ahead._starts) == 1, "the first job went out at FIRST_CHUNK characters"
+        tickets += [ahead.take(m) for m in msgs[first + 1 :]]
+        queued = sum(chars[first + 1 :])
+        assert ahead.SPLIT_CHARS <= queued < 2 * ahead.FIRST_CHUNK, "a tail still queued"
+        got = [ahead.count(n) for n in tickets]
+        assert len(ahead._starts) == 3, "the waited-for tail went out as two jobs"
+    expected = TokenCounter().count_messages(
+        [(m.role, m.content, m.tool_calls, m.name) for m in msgs]
+    )
+    assert got == expected
+
+
 def test_import_counted_matches_import_then_fill_on_every_format(tmp_path: Path) -> None:
     """The same counts either way, for every fixture format (traces an importer writes
     without the builder are filled after the commit, as before)."""
