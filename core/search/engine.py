@@ -9,6 +9,7 @@ never a sort of all matches).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -196,9 +197,19 @@ def _uses_tool(tool: str) -> Any:
     calls = cast(m.tool_calls, SaText)
     return or_(
         m.name == tool,
-        calls.contains(f'"name": "{tool}"', autoescape=True),
-        calls.contains(f'"name":"{tool}"', autoescape=True),
+        *(
+            calls.contains(f'"name":{space}"{spelled}"', autoescape=True)
+            for spelled in _json_spellings(tool)
+            for space in (" ", "")
+        ),
     )
+
+
+def _json_spellings(text: str) -> list[str]:
+    """``text`` as a JSON string body may hold it: as written, and escaped the way
+    ``json.dumps`` writes it (a run's tool calls are stored so: ``wríte`` is
+    ``wr\\u00edte``, a quote ``\\"``)."""
+    return sorted({text, json.dumps(text)[1:-1]})
 
 
 def fts_query(words: tuple[str, ...]) -> str:

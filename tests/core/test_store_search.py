@@ -73,6 +73,23 @@ def test_tool_calls_and_tool_names_are_searched(store: Store, three: dict[str, s
     assert by_tool == by_text | {(three["a"], 3), (three["b"], 2), (three["c"], 2)}
 
 
+def test_a_tool_name_outside_ascii_is_found(store: Store) -> None:
+    """A run stores tool calls as ``json.dumps`` writes them (``\\u00ed`` for ``í``); the
+    filter finds the call and its result by the name as the user types it."""
+    tr = store.create_trace("accents", source="ctxlens")
+    call = ToolCall("c1", "wríte_note", '{"text": "x"}')
+    store.append(
+        tr.id,
+        [
+            NewMessage(role="user", content="note it"),
+            NewMessage(role="assistant", content="", tool_calls=(call,)),
+            NewMessage(role="tool", content="ok", tool_call_id="c1", name="wríte_note"),
+        ],
+    )
+    assert _found(store, "tool:wríte_note") == {(tr.id, 1), (tr.id, 2)}
+    assert _found(store, "tool:write_note") == set()
+
+
 def test_filters_combine(store: Store, three: dict[str, str]) -> None:
     assert _found(store, "translate source:claude-code") == {(three["b"], 0)}
     assert _found(store, "chart role:tool model:gpt-4o") == {(three["a"], 3)}
