@@ -337,6 +337,6 @@ def _marker_facts(
     if lines is None:
         facts = FactFold(done_calls=False)
         for lo, hi in ranges:
-            facts.add(scan.items, scan.messages, lo, hi)
+            facts.add(scan.items, scan.messages, lo, hi, scan.msgs)
         lines = fold.markers[key] = render(facts.facts(), done=False)
     return lines
