@@ -119,6 +119,21 @@ def render_item(item: ContextItem, messages: Mapping[int, Message]) -> dict[str,
     return out
 
 
+def render_resolved(item: ContextItem, msg: Message | None) -> dict[str, Any]:
+    """``render_item`` for an item whose message was already looked up (``None``: a
+    synthetic item): a pass that resolved the context once renders without looking
+    every message up again (``render_item`` keeps its own body: it is the hot path of
+    every request)."""
+    if msg is None:
+        if item.sequence is not None:
+            raise KeyError(item.sequence)  # what render_item raises for a missing message
+        return {"role": item.role or "user", "content": item.content or ""}
+    out = msg.to_openai(item.content)
+    if item.role is not None:
+        out["role"] = item.role
+    return out
+
+
 def request_sha256(openai_messages: Sequence[Mapping[str, Any]]) -> str:
     """The hash recorded with every LLM call: canonical JSON of the message list."""
     return canonical_sha256(openai_messages)

@@ -115,3 +115,42 @@ def test_a_state_starts_over_on_a_context_that_does_not_extend_it() -> None:
         shorter, MicroParams(keep_recent=1, step=1)
     )
     assert compact_goals(shorter, records, state=state) == compact_goals(shorter, records)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 14), st.data(), st.integers(0, 4), st.integers(1, 4), st.booleans())
+def test_the_chain_over_micro_output_through_the_state_gets_the_results_of_a_pass_from_scratch(
+    steps: int, data: st.DataObject, keep: int, step: int, token: bool
+) -> None:
+    """The compactor's path: micro hands the state the scan of its output, which the
+    token count and the next layers then read, and which a run that committed micro's
+    output continues with its appends (until micro, on the old context, moves on). At
+    every size everything equals the same calls with no state."""
+    h: History = generate(lambda lo, hi: data.draw(st.integers(lo, hi)), steps)
+    msgs = h.messages()
+    by_seq = {m.sequence: m for m in msgs}
+    records = Records.from_messages(msgs, h.tree)
+    cfg = CompactionConfig(
+        snip=SnipParams(max_messages=8, head_keep=2, tail_keep=4, step=step),
+        micro=MicroParams(keep_recent=keep, step=step),
+    )
+    layers = _layers(records, cfg)
+    commit_at = data.draw(st.integers(0, len(msgs)))
+    grows = object() if token else None
+    state = ContextState()
+    committed: tuple[ContextItem, ...] | None = None
+    for end in range(len(msgs) + 1):
+        view = View(tuple(ContextItem(m.sequence) for m in msgs[:end]), by_seq, grows=grows)
+        first = layers["micro"](view, state)
+        assert first == layers["micro"](view, None), end
+        chained = View(first.items, by_seq)
+        for name, layer in layers.items():
+            got = _comparable(layer(chained, state))
+            assert got == _comparable(layer(chained, None)), (name, end)
+        if end == commit_at:
+            committed = first.items
+        if committed is not None:  # the run goes on from the committed output
+            after = (ContextItem(m.sequence) for m in msgs[commit_at:end])
+            ran = View((*committed, *after), by_seq)
+            for name, layer in layers.items():
+                assert _comparable(layer(ran, state)) == _comparable(layer(ran, None)), (name, end)

@@ -195,16 +195,21 @@ class FactFold:
         messages: Mapping[int, Message],
         lo: int = 0,
         hi: int | None = None,
+        resolved: Sequence[Message | None] | None = None,
     ) -> None:
-        """Fold ``items[lo:hi]`` in."""
+        """Fold ``items[lo:hi]`` in. ``resolved``: the message of each item, already looked
+        up (``Scan.msgs``), so the fold does not look every one up again."""
         refs, constraints, failures, done = self.refs, self.constraints, self.failures, self.done
         names, keys, keyed = self.names, self.keys, self.done_calls
         get = messages.get
         memo = _MEMO
         for n in range(lo, len(items) if hi is None else hi):
             item = items[n]
-            seq = item.sequence
-            msg = get(seq) if seq is not None else None
+            if resolved is not None:
+                msg = resolved[n]
+            else:
+                seq = item.sequence
+                msg = get(seq) if seq is not None else None
             if msg is None:
                 self._add_text(item, None, messages)
                 continue
@@ -219,9 +224,12 @@ class FactFold:
                     done[keys[msg.tool_call_id]] = None
                 self._add_text(item, msg, messages)
                 continue
-            hit = memo.get((msg.trace_id, msg.sequence))
+            at = (msg.trace_id, msg.sequence)
+            hit = memo.get(at)
             found, said, failed = (
-                hit[1] if hit is not None and hit[0] is msg else message_facts(msg)
+                hit[1]
+                if hit is not None and (hit[0] is msg or _same(hit[0], msg))
+                else _read_facts(at, msg)
             )
             if failed is not None:  # only a tool result fails
                 failures[Failure(msg.name or names.get(msg.tool_call_id or "", "tool"), failed)] = (
@@ -266,6 +274,11 @@ def message_facts(msg: Message) -> _MessageFacts:
     hit = _MEMO.get(key)
     if hit is not None and (hit[0] is msg or _same(hit[0], msg)):
         return hit[1]
+    return _read_facts(key, msg)
+
+
+def _read_facts(key: tuple[str, int], msg: Message) -> _MessageFacts:
+    """``message_facts`` past the memo: read the message and remember its facts."""
     role = msg.role
     text = calls_text(msg.content, msg.tool_calls) if msg.tool_calls else msg.content
     said = tuple(message_constraints(msg)) if role == "user" else ()

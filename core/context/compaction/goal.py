@@ -45,10 +45,9 @@ def compact_goals(
     state: ContextState | None = None,
 ) -> LayerResult:
     tree = records.goals
-    wanted = set(goal_ids) if goal_ids is not None else set(tree.finished_ids())
-    targets = frozenset(g.id for g in tree.goals if g.id in wanted and g.finished)
     scan = scan_of(view, state)
     fold = scan.fold("goal", _GoalFold)
+    targets = fold.targets_in(tree, None if goal_ids is None else tuple(goal_ids))
     memo = fold.memo
     if memo is not None and memo.holds(scan, tree, targets):
         res, owner = memo.grown(view.items), memo.owner
@@ -171,6 +170,20 @@ class _GoalFold:
         self.markers: dict[tuple[str, tuple[tuple[int, int], ...]], list[str]] = {}
         """Fact lines of a marker, by goal and the item ranges that left with it."""
         self.memo: _GoalMemo | None = None
+        self.targets: tuple[GoalTree, tuple[str, ...] | None, frozenset[str]] | None = None
+        """The last tree and goal ids asked for, and their finished targets."""
+
+    def targets_in(self, tree: GoalTree, goal_ids: tuple[str, ...] | None) -> frozenset[str]:
+        """The finished goals among ``goal_ids`` (``None``: all), remembered for the tree
+        (a value: each change is a new tree), so the next step of a run with the same
+        records does not walk every goal again (their number grows with the history)."""
+        got = self.targets
+        if got is not None and got[0] is tree and got[1] == goal_ids:
+            return got[2]
+        wanted = set(goal_ids) if goal_ids is not None else set(tree.finished_ids())
+        targets = frozenset(g.id for g in tree.goals if g.id in wanted and g.finished)
+        self.targets = (tree, goal_ids, targets)
+        return targets
 
     def extend(self, scan: Scan) -> None:
         for n in range(self.units, len(scan.units) - 1):
@@ -337,6 +350,6 @@ def _marker_facts(
     if lines is None:
         facts = FactFold(done_calls=False)
         for lo, hi in ranges:
-            facts.add(scan.items, scan.messages, lo, hi)
+            facts.add(scan.items, scan.messages, lo, hi, scan.msgs)
         lines = fold.markers[key] = render(facts.facts(), done=False)
     return lines

@@ -11,7 +11,8 @@ with ``keep_recent=2``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import lru_cache, partial
 
 from core.context.compaction.config import MicroParams
 from core.context.compaction.facts import find_refs, first_line, is_failure
@@ -58,7 +59,10 @@ def micro(
     fold.replace_upto(cut)
     if not fold.replaced:
         return unchanged(level, items, "older tool results are already compacted")
-    return LayerResult(level, tuple(fold.out), replaced=fold.replaced_tuple())
+    out = fold.last = tuple(fold.out)
+    if state is not None:  # the compactor counts the output next: offer it the scan
+        state.offer(out, view.messages, partial(fold.output_scan, view.messages, out))
+    return LayerResult(level, out, replaced=fold.replaced_tuple())
 
 
 class _MicroFold:
@@ -79,6 +83,14 @@ class _MicroFold:
         self.used: dict[str, str] = {}
         """Call id → the tool name a replaced result was given from ``names``."""
         self.stale = False
+        self.scan: Scan | None = None
+        """The scan of the output, brought up to date from the first item that changed
+        since (``changed``) when it is asked for, so a grown context's output is not
+        resolved again from scratch: newly replaced results lie just before the recent
+        ones, near the end."""
+        self.changed = 0
+        self.last: tuple[ContextItem, ...] = ()
+        """The latest output (``scan`` follows only that one)."""
 
     def extend(self, scan: Scan) -> None:
         names, used, exempt = self.names, self.used, self.exempt
@@ -111,7 +123,23 @@ class _MicroFold:
             if len(text) < len(msg.content):
                 out[i] = _shown_as(msg.sequence, text, item.role, item.kind)
                 self.replaced.append(msg.sequence)
+                self.changed = min(self.changed, i)
         self.upto = max(self.upto, cut)
+
+    def output_scan(self, messages: Mapping[int, Message], out: tuple[ContextItem, ...]) -> Scan:
+        """The scan of ``out``: the latest output's is kept and brought up to date from
+        the first item changed since; an older output gets a scan of its own."""
+        if out is not self.last:
+            alone = Scan(messages)
+            alone.extend(out)
+            return alone
+        if self.scan is None:
+            self.scan = Scan(messages)
+            self.scan.extend(out)
+        elif self.scan.items is not out:
+            self.scan.refresh_from(min(self.changed, len(self.scan.items)), out)
+        self.changed = len(out)
+        return self.scan
 
     def replaced_tuple(self) -> tuple[int, ...]:
         """``tuple(replaced)``, copied only when it grew (the boundary moves in steps)."""

@@ -62,9 +62,32 @@ class Scan:
 
     def extend(self, items: tuple[ContextItem, ...]) -> None:
         """Continue with ``items``, which start with ``self.items``."""
+        self._resolve(len(self.items), items)
+
+    def refresh_from(self, k: int, items: tuple[ContextItem, ...]) -> None:
+        """Continue with ``items``, which equal ``self.items`` before index ``k`` only (a
+        layer that changed the items from ``k`` on: micro's newly replaced results). What
+        was resolved before ``k`` stays; the layer folds on this scan start over, since
+        they assumed items that only grow."""
+        if k >= len(self.items):
+            self._resolve(len(self.items), items)
+            return
+        del self.msgs[k:]
+        del self.seqs[k:]
+        del self.cum[k + 1 :]
+        units = self.units
+        while units and units[-1].end > k:
+            units.pop()
+        self._folds.clear()
+        self.grows = None  # no longer a prefix of the views that shared the token
+        self._resolve(k, items)
+
+    def _resolve(self, k: int, items: tuple[ContextItem, ...]) -> None:
+        """Resolve ``items[k:]`` (everything before ``k`` is resolved) and re-split the
+        units from the last one."""
         msgs, get = self.messages, self.messages.get
         cum, total = self.cum, self.cum[-1]
-        for i in range(len(self.items), len(items)):
+        for i in range(k, len(items)):
             item = items[i]
             seq = item.sequence
             msg = get(seq) if seq is not None else None
@@ -76,7 +99,7 @@ class Scan:
                 else (tokens_of(item, msgs))
             )
             cum.append(total)
-        self.work += len(items) - len(self.items)
+        self.work += len(items) - k
         start = self.units.pop().start if self.units else 0  # the last unit may grow
         split_from(items, msgs, start, self.units)
         self.items = items
@@ -99,6 +122,9 @@ class ContextState:
     def __init__(self, slots: int = SLOTS) -> None:
         self.slots = slots
         self._scans: list[Scan] = []
+        self._offers: list[
+            tuple[tuple[ContextItem, ...], Mapping[int, Message], Callable[[], Scan]]
+        ] = []
 
     @property
     def work(self) -> int:
@@ -107,31 +133,82 @@ class ContextState:
 
     _evicted = 0
 
+    def adopt(self, scan: Scan) -> None:
+        """Remember ``scan`` first: a layer's scan of its own output, which the layer keeps
+        up to date, so the compactor's count of that output (and the next layer) finds it
+        by identity instead of resolving the whole output again."""
+        scans = self._scans
+        if scans and scans[0] is scan:
+            return
+        if scan in scans:
+            scans.remove(scan)
+        scans.insert(0, scan)
+        while len(scans) > self.slots:
+            self._evicted += scans.pop().work
+
+    def offer(
+        self,
+        items: tuple[ContextItem, ...],
+        messages: Mapping[int, Message],
+        build: Callable[[], Scan],
+    ) -> None:
+        """A layer's output and how to get its scan (micro keeps the scan of its output
+        up to date from the first item it changed). Built only when a view of exactly
+        those items is scanned, which the compactor does next; a layer called alone (a
+        preview, the bench) does not pay for it."""
+        offers = [o for o in self._offers if o[0] is not items][: self.slots - 1]
+        self._offers = [(items, messages, build), *offers]
+
     def scan(self, view: View) -> Scan:
-        items = view.items
-        for n, s in enumerate(self._scans):
-            if s.messages is view.messages and _continues(view, s):
-                if s.items is not items:
-                    s.extend(items)
-                s.grows = view.grows
-                if n:
-                    self._scans.insert(0, self._scans.pop(n))
-                return s
-        s = Scan(view.messages)
-        s.extend(items)
+        found = self._same(view)
+        if found is None:
+            offered = self._offered(view)
+            if offered is not None:
+                return offered
+            found = self._compared(view)
+        if found is None:
+            s = Scan(view.messages)
+            s.extend(view.items)
+            s.grows = view.grows
+            self.adopt(s)
+            return s
+        n, s = found
+        if s.items is not view.items:
+            s.extend(view.items)
         s.grows = view.grows
-        self._scans.insert(0, s)
-        while len(self._scans) > self.slots:
-            self._evicted += self._scans.pop().work
+        if n:
+            self._scans.insert(0, self._scans.pop(n))
         return s
 
+    def _same(self, view: View) -> tuple[int, Scan] | None:
+        """A scan ``view`` continues without comparing items: the same tuple, or a shared
+        ``grows`` token."""
+        items, grows = view.items, view.grows
+        for n, s in enumerate(self._scans):
+            if s.messages is view.messages and (
+                s.items is items
+                or (grows is not None and grows is s.grows and len(s.items) <= len(items))
+            ):
+                return n, s
+        return None
 
-def _continues(view: View, scan: Scan) -> bool:
-    """``view`` starts with the scan's items: promised by a shared ``grows`` token, or
-    compared."""
-    if view.grows is not None and view.grows is scan.grows:
-        return len(scan.items) <= len(view.items)
-    return _extends(view.items, scan.items)
+    def _offered(self, view: View) -> Scan | None:
+        """The offered scan of exactly ``view``'s items, built and remembered."""
+        for k, (items, messages, build) in enumerate(self._offers):
+            if items is view.items and messages is view.messages:
+                del self._offers[k]
+                s = build()
+                s.grows = view.grows
+                self.adopt(s)
+                return s
+        return None
+
+    def _compared(self, view: View) -> tuple[int, Scan] | None:
+        """A scan whose items lead ``view``'s (compared: the last resort)."""
+        for n, s in enumerate(self._scans):
+            if s.messages is view.messages and _extends(view.items, s.items):
+                return n, s
+        return None
 
 
 def _extends(items: Sequence[ContextItem], prefix: tuple[ContextItem, ...]) -> bool:

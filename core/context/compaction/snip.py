@@ -116,7 +116,7 @@ class _SnipFold:
         if got is None or got[0] != lo or got[1] > hi:
             got = (lo, lo, FactFold())
         fold = got[2]
-        fold.add(scan.items, scan.messages, got[1], hi)
+        fold.add(scan.items, scan.messages, got[1], hi, scan.msgs)
         self.facts = (lo, hi, fold)
         return fold.facts()
 

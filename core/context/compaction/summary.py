@@ -30,7 +30,7 @@ from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
 from core.context.compaction.summary_state import Records
-from core.context.view import View, render_item
+from core.context.view import View, render_resolved
 from core.records import ContextItem, Message
 from core.tokens import count_text
 from core.tokens.counter import MESSAGE_OVERHEAD
@@ -140,8 +140,9 @@ class _Region:
 
     def _add(self, scan: Scan, lo: int, hi: int) -> None:
         items, msgs = scan.items, scan.messages
-        self.rendered += [render_item(items[i], msgs) for i in range(lo, hi)]
-        self.facts.add(items, msgs, lo, hi)
+        resolved = scan.msgs
+        self.rendered += [render_resolved(items[i], resolved[i]) for i in range(lo, hi)]
+        self.facts.add(items, msgs, lo, hi, scan.msgs)
         stored = [s for s in scan.seqs[lo:hi] if s is not None]
         if stored:
             self.stored += stored
