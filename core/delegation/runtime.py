@@ -12,14 +12,10 @@ from typing import Any
 
 from core.delegation.anchor import RootTaskAnchor, normalize_anchor
 from core.delegation.brief import root_brief
-from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
+from core.delegation.config import DEFAULT_LIMITS, METADATA_KEY, DelegationLimits
 from core.delegation.snapshots import brief_snapshot
 from core.delegation.store import Node, add_snapshot, node, register_root
 from core.store import Store
-
-METADATA_KEY = "delegation"
-"""The trace metadata key of every member of a delegation tree (``{root, parent}`` on a
-child, ``{root, settings}`` on the root)."""
 
 Approver = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 """Given the brief an ``agent()`` call proposes, the brief that is approved (a person or a

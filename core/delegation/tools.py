@@ -18,6 +18,7 @@ from typing import Any
 
 from core.delegation.anchor import RootTaskAnchor, anchor_block
 from core.delegation.brief import TaskBrief, inherited_constraints, match_approved, normalize_brief
+from core.delegation.config import METADATA_KEY
 from core.delegation.normal import DelegationError
 from core.delegation.review import validate_child
 from core.delegation.snapshots import (
@@ -189,7 +190,7 @@ def _record(parent: Any, call: _Call) -> BriefVersion:
             w.create_trace(
                 f"{call.path}: {call.brief.objective[:60]}",
                 "ctxlens-delegation",
-                {"delegation": {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
+                {METADATA_KEY: {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
                 call.child_id,
             )
             register_child(

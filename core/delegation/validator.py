@@ -118,8 +118,9 @@ class ValidatorPacket:
             "limit": self.limit,
             "fixed_chars": self.fixed_chars,
             "parts": [
-                {"label": p.label, "chars": p.chars, "sequence": p.sequence}
-                for p in (*self.fixed, *self.history)
+                {"label": p.label, "chars": p.chars, "sequence": p.sequence, "fixed": fixed}
+                for fixed, group in ((True, self.fixed), (False, self.history))
+                for p in group
             ],
             "left_out": [
                 {"label": x.label, "chars": x.chars, "reason": x.reason, "sequence": x.sequence}

@@ -34,6 +34,7 @@ from core.replay.sources import SourceKit, carried_keys, kit_for
 from core.run.config import RunConfig
 from core.run.events import EventBus
 from core.run.metrics import compute
+from core.run.rerunners import make_runner, runner_kind
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.store import Store
@@ -118,11 +119,16 @@ async def replay_async(
         recording = Recording.load(r, source.id, calls)
         live = live_calls(r, source.id, calls)
         refs = r.refs(source.id)
+    kind = runner_kind(source.metadata)
+    if kind is not None:  # e.g. a delegation child, which runs only inside its parent
+        kind.check(store, source.id)
     config = _config(source.metadata, recording, opts.settings)
     cut = cut_before(calls, opts.from_call, live)
     if opts.edit is not None:
         cut = covering(cut, calls[opts.from_call], opts.edit[0])
     target, renamer, copied = _new_trace(store, source, opts, cut, config, refs)
+    if kind is not None:  # e.g. a delegation root: the replay is a root of its own
+        kind.adopt(store, source.id, target)
     kit = kit_for(source.metadata, recording, renamer, copied.clock_ticks)
     endpoint = EndpointModel(opts.endpoint) if opts.endpoint is not None else None
     mode = _mode(opts.on_diverge, kit, endpoint is not None)
@@ -139,11 +145,12 @@ async def replay_async(
     with ModelServer(model) as server:
         settings = server.settings(model=config.model or "recorded", stream=config.stream)
         async with ChatClient(settings) as client:
-            runner = Runner(
+            runner = make_runner(
                 store,
                 target,
                 client,
                 config,
+                store.trace(target).metadata,
                 tools=kit.tools,
                 slimmers=kit.slimmers,
                 summarizer=ModelCompactionSummarizer(client),

@@ -25,7 +25,7 @@ from core.llm.settings import ENV_BASE_URL, ENV_MODEL, ModelConfigError, ModelSe
 from core.records import ToolCall, Trace
 from core.run.config import RunConfig
 from core.run.events import EventBus, RunEvent
-from core.run.rerunners import rerunner_for, toolset
+from core.run.rerunners import make_runner, rerunner_for, toolset
 from core.run.resume import resume_point_of
 from core.run.state import Phase
 from core.store import Store
@@ -123,13 +123,12 @@ async def _endpoint_run(
         config, model=model.model, fallback_model=model.fallback_model or config.fallback_model
     )
     async with ChatClient(model) as client:
-        from core.run.runner import Runner  # the runtime only when a run opens
-
-        yield Runner(
+        yield make_runner(  # a delegation tree member gets its DelegatingRunner
             store,
             trace.id,
             client,
             config,
+            meta,
             summarizer=ModelCompactionSummarizer(client),
             events=events,
             **_tools(config),

@@ -1,0 +1,101 @@
+"""``ctxlens replay`` and ``ctxlens resume`` of a delegation demo trace run it on the
+``DelegatingRunner`` (its ``agent()`` tool), found through the re-runner registry: the
+replay is a recursive root of its own whose calls make a new tree, a run stopped after its
+first child resumes to the whole tree, a fresh one resumes from its start, and a child is
+refused with the name of its root."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.demo.delegation import TASK, create_delegation_trace, open_delegation_run
+from core.store import Store
+
+Cli = Callable[..., tuple[int, str]]
+TREE = ["root", "root/scout", "root/probe", "root/analyst", "root/analyst/detail"]
+
+
+def _names(node: dict[str, Any]) -> list[str]:
+    return [node["name"], *(n for c in node["children"] for n in _names(c))]
+
+
+def _tree(cli: Cli, db: Path, trace: str) -> dict[str, Any]:
+    code, out = cli("--db", str(db), "delegation", trace, "--json")
+    assert code == 0, out
+    return json.loads(out)
+
+
+def _stopped_after(db: Path, steps: int) -> str:
+    """A delegation demo run whose process went away after ``steps`` steps."""
+
+    async def go() -> str:
+        with Store.open(db) as store:
+            trace_id = create_delegation_trace(store)
+            async with open_delegation_run(store, trace_id) as runner:
+                await runner.start_turn(TASK)
+                for _ in range(steps):
+                    await runner.step()
+            return trace_id
+
+    return asyncio.run(go())
+
+
+def test_replay_of_a_delegation_root_delegates_again(
+    tmp_path: Path, cli: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.db"
+    code, out = cli("--db", str(db), "demo", "--scenario", "delegation", "--json")
+    source = json.loads(out)["trace_id"]
+    code, out = cli("--db", str(db), "replay", source, "--json")
+    assert code == 0, out
+    replay = json.loads(out)
+    assert replay["stopped"] == "done" and replay["main_llm_calls"] == 4
+    tree = _tree(cli, db, replay["trace_id"])
+    original = _tree(cli, db, source)
+    assert tree["anchor"] == original["anchor"]  # a root of its own, the same anchor
+    # the source's main path rewound the probe away: the replay never calls it
+    assert _names(tree) == ["root", "root/scout", "root/analyst", "root/analyst/detail"]
+    assert {c["trace_id"] for c in tree["children"]}.isdisjoint(
+        c["trace_id"] for c in original["children"]
+    )
+    analyst = next(c for c in tree["children"] if c["name"] == "root/analyst")
+    assert analyst["validator"]["verdict"] == "pass"
+    child = original["children"][0]["trace_id"]
+    with Store.open(db) as store:
+        before = len(store.traces())
+    capsys.readouterr()
+    code, _ = cli("--db", str(db), "replay", child)
+    assert code == 2 and f"replay its root {source} instead" in capsys.readouterr().err
+    with Store.open(db) as store:
+        assert len(store.traces()) == before  # refused before anything was written
+
+
+def test_resume_after_the_first_child_finishes_the_tree(tmp_path: Path, cli: Cli) -> None:
+    db = tmp_path / "r.db"
+    trace = _stopped_after(db, 3)  # the root's first agent() round is done
+    assert _names(_tree(cli, db, trace)) == ["root", "root/scout"]
+    code, out = cli("--db", str(db), "resume", trace, "--json")
+    assert code == 0, out
+    result = json.loads(out)
+    assert result["status"] == "resumed" and result["final"].startswith("Top 3")
+    tree = _tree(cli, db, trace)
+    assert _names(tree) == TREE
+    assert tree["children"][0]["brief"]["index"] == 2  # the resumed root revised scout
+
+
+def test_resume_of_a_fresh_delegation_trace_runs_it_from_the_start(
+    tmp_path: Path, cli: Cli
+) -> None:
+    db = tmp_path / "f.db"
+    with Store.open(db) as store:
+        trace = create_delegation_trace(store)
+    code, out = cli("--db", str(db), "resume", trace, "--json")
+    assert code == 0, out
+    assert json.loads(out)["final"].startswith("Top 3")
+    assert _names(_tree(cli, db, trace)) == TREE
