@@ -82,7 +82,7 @@ def _resolve(
             args = _arguments(call.arguments)
             if not any(args.get(k) == name for k in _PATH_KEYS):
                 continue
-            written = next((args[k] for k in _CONTENT_KEYS if isinstance(args.get(k), str)), None)
+            written = next((v for k in _CONTENT_KEYS if isinstance(v := args.get(k), str)), None)
             if written is not None:
                 return Artifact(name, written, f"file written #{m.sequence}")
             read = results.get(call.id)

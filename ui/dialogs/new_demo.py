@@ -90,7 +90,7 @@ class NewDemoDialog(CheckedDialog):
         self._scenario_changed()
 
     def delegation(self) -> bool:
-        return self.scenario.currentData() == "delegation"
+        return bool(self.scenario.currentData() == "delegation")
 
     def _scenario_changed(self) -> None:
         """Only what the chosen scenario takes is enabled; the settings box says which."""
