@@ -16,7 +16,9 @@ import pytest
 
 from core.demo.delegation import TASK, create_delegation_trace, open_delegation_run
 from core.store import Store
+from tests.core.llm.conftest import serve
 
+__all__ = ["serve"]
 Cli = Callable[..., tuple[int, str]]
 TREE = ["root", "root/scout", "root/probe", "root/analyst", "root/analyst/detail"]
 
@@ -99,3 +101,52 @@ def test_resume_of_a_fresh_delegation_trace_runs_it_from_the_start(
     assert code == 0, out
     assert json.loads(out)["final"].startswith("Top 3")
     assert _names(_tree(cli, db, trace)) == TREE
+
+
+def test_resume_of_an_endpoint_root_keeps_its_agent_tool(
+    cli: Cli, tmp_path: Path, serve: Callable[..., Any]
+) -> None:
+    """A ``ctxlens run --anchor`` root rewound before its second ``agent()`` call resumes
+    on the DelegatingRunner: the call revises that child again."""
+    from core.delegation.store import brief_versions, children
+    from core.delegation.validator import VALIDATOR_MATCH
+    from core.llm import Script, ScriptCall, ScriptedModel, Step
+
+    brief = {"objective": "count the rows", "completion_criteria": ["a number"]}
+    root = Script(
+        (
+            Step("R1", (ScriptCall.of("agent", {"name": "first", "brief": brief}),)),
+            Step("R2", (ScriptCall.of("agent", {"name": "second", "brief": brief}),)),
+            Step.final("RF", "42 rows"),
+        ),
+        name="root",
+    )
+    kids = [
+        Script((Step.final(f"{n[0].upper()}F", "42"),), name=n, match=f"agent {n}.")
+        for n in ("first", "second")
+    ]
+    judge = Script((Step.final("VF", "Verdict: pass"),), name="v", match=VALIDATOR_MATCH)
+    server = serve(ScriptedModel(root, *kids, judge))
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text(json.dumps({"objective": "count", "completion_criteria": ["a number"]}))
+    db = tmp_path / "e.db"
+    code, out = cli(
+        "--db", str(db), "run", "--base-url", server.url, "--model", "m", "--task", "go",
+        "--no-stream", "--anchor", str(anchor), "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    trace = json.loads(out)["trace_id"]
+    with Store.open(db) as store, store.read() as r:
+        first = next(
+            m.sequence
+            for m in r.iter_main_path(trace)
+            if m.role == "tool" and m.name == "agent" and "root/first" in m.content
+        )
+    code, out = cli("--db", str(db), "rewind", trace, "--to", str(first), "--json")
+    assert code == 0, out
+    code, out = cli("--db", str(db), "resume", trace, "--json")
+    assert code == 0, out
+    assert json.loads(out)["final"] == "42 rows"
+    with Store.open(db) as store, store.read() as r:
+        second = next(c for c in children(r, trace) if c.name == "root/second")
+        assert len(brief_versions(r, second.trace_id)) == 2  # the resumed call revised it
