@@ -10,10 +10,10 @@ root. The runtime is imported when a runner is made, so registering loads nothin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from core.delegation.config import METADATA_KEY
-from core.errors import InvalidInputError
 from core.run.rerunners import RunnerKind, register_runner_kind
 
 
@@ -27,26 +27,25 @@ def delegating_runner(store: Any, trace_id: str, model: Any, config: Any, **part
     return DelegatingRunner(store, trace_id, model, config, delegation=settings, **parts)
 
 
-def check_replayable(store: Any, trace_id: str) -> None:
-    """A child runs inside its parent's ``agent()`` call: refused, naming its root."""
-    from core.delegation.store import node
-
-    with store.read() as r:
-        here = node(r, trace_id)
-    if here is not None and here.depth:
-        raise InvalidInputError(
-            f"trace {trace_id} is the delegated child {here.name}: it runs inside its "
-            f"parent's agent() call; replay its root {here.root_trace_id} instead"
-        )
+def child_refusal(metadata: Mapping[str, Any]) -> str | None:
+    """A delegated child (``delegation.parent`` set) runs only inside its parent's
+    ``agent()`` call: it is never run, replayed or resumed alone."""
+    record = metadata.get(METADATA_KEY)
+    if not isinstance(record, Mapping) or not record.get("parent"):
+        return None
+    root = record.get("root")
+    return (
+        "this trace is a delegated child: it runs inside its parent's agent() call; "
+        f"run, replay or resume its root {root} instead"
+    )
 
 
 def adopt_root(store: Any, source_id: str, target_id: str) -> None:
     """The replay ``target_id`` of the root ``source_id``: a root of its own, same anchor,
-    tools and settings."""
+    tools and settings (a child was refused before: ``child_refusal``)."""
     from core.delegation.runtime import settings_of, start_root
     from core.delegation.store import load_anchor, node
 
-    check_replayable(store, source_id)
     with store.read() as r:
         here = node(r, source_id)
         if here is None:
@@ -57,4 +56,4 @@ def adopt_root(store: Any, source_id: str, target_id: str) -> None:
 
 
 def register() -> None:
-    register_runner_kind(RunnerKind(METADATA_KEY, delegating_runner, check_replayable, adopt_root))
+    register_runner_kind(RunnerKind(METADATA_KEY, delegating_runner, child_refusal, adopt_root))

@@ -34,7 +34,7 @@ from core.replay.sources import SourceKit, carried_keys, kit_for
 from core.run.config import RunConfig
 from core.run.events import EventBus
 from core.run.metrics import compute
-from core.run.rerunners import make_runner, runner_kind
+from core.run.rerunners import make_runner, refusal, runner_kind
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.store import Store
@@ -119,9 +119,10 @@ async def replay_async(
         recording = Recording.load(r, source.id, calls)
         live = live_calls(r, source.id, calls)
         refs = r.refs(source.id)
+    refused = refusal(source.metadata)  # e.g. a delegation child: only inside its parent
+    if refused is not None:
+        raise InvalidInputError(f"trace {source.id}: {refused}")
     kind = runner_kind(source.metadata)
-    if kind is not None:  # e.g. a delegation child, which runs only inside its parent
-        kind.check(store, source.id)
     config = _config(source.metadata, recording, opts.settings)
     cut = cut_before(calls, opts.from_call, live)
     if opts.edit is not None:

@@ -42,6 +42,7 @@ from core.run.rerunners import (
     Toolset,
     make_runner,
     offered_tools,
+    refusal,
     rerunner_for,
     toolset,
 )
@@ -233,6 +234,9 @@ def _choose(
 
 
 def _check_resumable(meta: dict[str, Any], opts: ResumeOptions) -> None:
+    refused = refusal(meta)  # e.g. a delegation child: it runs only inside its parent
+    if refused is not None:
+        raise InvalidInputError(f"resume: {refused}")
     if rerunner_for(meta) is not None:
         return
     if not isinstance(meta.get("run_config"), dict):

@@ -114,9 +114,10 @@ class RunnerKind:
     key: str
     make: Callable[..., Runner]
     """``(store, trace_id, model, config, **runner_parts)``, as ``Runner`` takes them."""
-    check: Callable[[Store, str], None]
-    """Raises ``InvalidInputError`` (saying why) when this trace cannot be replayed alone;
-    called before a replay writes anything."""
+    refuse: Callable[[Mapping[str, Any]], str | None]
+    """Why a trace with this metadata cannot run on its own (a delegated child runs only
+    inside its parent), or ``None``; replay and resume refuse with it before writing
+    anything, and the GUI shows it instead of Run/Step."""
     adopt: Callable[[Store, str, str], None]
     """Makes a replay's new trace (second id) the same kind as its source (first id)
     before it runs."""
@@ -134,6 +135,12 @@ def runner_kind(metadata: object) -> RunnerKind | None:
     if not isinstance(metadata, Mapping):
         return None
     return next((k for key, k in _KINDS.items() if isinstance(metadata.get(key), dict)), None)
+
+
+def refusal(metadata: object) -> str | None:
+    """Why a trace with this metadata cannot be run, replayed or resumed on its own."""
+    kind = runner_kind(metadata)
+    return kind.refuse(metadata) if kind is not None and isinstance(metadata, Mapping) else None
 
 
 def make_runner(

@@ -72,8 +72,10 @@ def test_replay_of_a_delegation_root_delegates_again(
     with Store.open(db) as store:
         before = len(store.traces())
     capsys.readouterr()
-    code, _ = cli("--db", str(db), "replay", child)
-    assert code == 2 and f"replay its root {source} instead" in capsys.readouterr().err
+    for command in ("replay", "resume"):
+        code, _ = cli("--db", str(db), command, child)
+        err = capsys.readouterr().err
+        assert code == 2 and f"run, replay or resume its root {source} instead" in err
     with Store.open(db) as store:
         assert len(store.traces()) == before  # refused before anything was written
 

@@ -68,6 +68,13 @@ def test_new_delegation_demo_runs_to_the_whole_tree(
         pane.tree.clicked.emit(analyst)  # opens the analyst's trace and shows its packet
         await _until(lambda: "fixed: artifact ranking.md" in pane.detail.toPlainText())
         assert "fixed: root candidate answer (root #" in pane.detail.toPlainText()
+        await _settle(window)  # the analyst's trace is open: it runs only inside its root
+        assert window.session.trace_id != trace.id
+        assert window.run_label.text() == (
+            "Run: a delegated child runs inside its root's run (open the root)"
+        )
+        assert not window.registry["run.step"].isEnabled()
+        assert trace.id in window.registry["run.step"].toolTip()
         window.resize(1600, 1000)
         window.docks["delegation"].raise_()
         await _settle(window)
