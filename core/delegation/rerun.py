@@ -52,7 +52,9 @@ def adopt_root(store: Any, source_id: str, target_id: str) -> None:
             return
         anchor = load_anchor(r, here.root_trace_id)
         settings = settings_of(r, source_id)
-    start_root(store, target_id, anchor.to_json(), here.tools, settings=settings)
+    start_root(
+        store, target_id, anchor.to_json(), here.tools, settings=settings, copied_prefix=True
+    )
 
 
 def register() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from core.delegation.anchor import RootTaskAnchor, normalize_anchor
 from core.delegation.brief import root_brief
 from core.delegation.config import DEFAULT_LIMITS, METADATA_KEY, DelegationLimits
+from core.delegation.normal import DelegationError
 from core.delegation.snapshots import brief_snapshot
 from core.delegation.store import Node, add_snapshot, node, register_root
 from core.store import Store
@@ -65,14 +66,25 @@ def start_root(
     tools: Iterable[str] = (),
     limits: DelegationLimits = DEFAULT_LIMITS,
     settings: DelegationSettings | None = None,
+    copied_prefix: bool = False,
 ) -> tuple[Node, RootTaskAnchor]:
-    """Make a trace a recursive root. No anchor, no root: refused with a clear error.
+    """Make a trace a recursive root. No anchor, no root: refused with a clear error. A
+    trace that already has messages is refused too (its initial task context, where the
+    anchor must appear once, is already written; no silent upgrade) unless they are a
+    root's copied prefix (``copied_prefix``: a replay of a root from call N, whose first
+    message carries the anchor).
 
     The root's metadata records ``delegation: {root, settings}`` (``settings`` wins over
     ``limits``), which marks every tree member for a re-run: the ``DelegatingRunner``
     registered in ``core/run/rerunners.py`` (``core/delegation/rerun.py``)."""
     settings = settings or DelegationSettings(limits=limits)
     normalized = normalize_anchor(anchor, settings.limits)
+    if not copied_prefix and store.trace(trace_id).head is not None:
+        raise DelegationError(
+            f"trace {trace_id} already has messages: a recursive root starts with its "
+            "anchor in its first task context, so it cannot become one now (no silent "
+            "upgrade); start a new trace with the anchor"
+        )
     with store.write() as w:
         node = register_root(w, trace_id, normalized, tools)
         add_snapshot(w, brief_snapshot(trace_id, node.name, root_brief(normalized)))
