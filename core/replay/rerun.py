@@ -2,8 +2,10 @@
 
 ``replay`` copies the source up to the cut (``core/replay/prefix.py``), serves the recorded
 replies through ``RecordedModel`` on a real ``ModelServer``, re-executes the tools (or
-answers with the recorded results, ``core/replay/sources.py``) and drives the ordinary
-``Runner`` with ``RunConfig.from_json(source run_config).with_settings(settings)``. User
+answers with the recorded results, ``core/replay/sources.py``) and drives the trace's
+runner (``core/run/rerunners.py:make_runner``: the ordinary ``Runner``, or a registered
+kind such as a delegation root's ``DelegatingRunner``) with
+``RunConfig.from_json(source run_config).with_settings(settings)``. User
 messages the source received later (a constraint, the next turn of a session) come back
 before the same main-agent call. The new trace records
 ``metadata.replay_of = {trace, from_call, settings}``.
