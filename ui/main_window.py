@@ -55,6 +55,7 @@ from ui.window_actions import (
 from ui.window_layout import DOCKS, LEFT, RIGHT, SIZES, CentralStack, loading
 
 if TYPE_CHECKING:
+    from core.demo.options import DelegationDemoOptions
     from core.demo.scenario import DemoOptions
     from core.inspector.bands import Band
     from core.inspector.compaction import CompactPreview
@@ -562,8 +563,18 @@ class MainWindow(QMainWindow):
 
         show_run_task(self)
 
-    def new_demo_run(self, opts: DemoOptions) -> str | None:
-        """Create a demo trace, show it, and open its turn (ready to Step or Run)."""
+    def new_demo_run(self, opts: DemoOptions | DelegationDemoOptions) -> str | None:
+        """Create a demo trace of the chosen scenario, show it, and open its turn (ready to
+        Step or Run)."""
+        from core.demo.options import DelegationDemoOptions
+
+        if isinstance(opts, DelegationDemoOptions):
+            from core.demo.delegation import create_delegation_trace  # loaded on first use
+
+            limits = opts.limits()
+            return self.start_new_run(
+                "start a new demo run", lambda s: create_delegation_trace(s, limits)
+            )
         from core.demo.scenario import create_demo_trace  # loaded on first use
 
         return self.start_new_run("start a new demo run", lambda s: create_demo_trace(s, opts))

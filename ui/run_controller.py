@@ -36,6 +36,7 @@ from core.run.live import (
     open_live_run,
     stored_step,
 )
+from core.run.rerunners import rerunner_for
 from core.run.state import Phase
 from core.run.status import FINISHED_TIP as FINISHED_TIP
 from core.run.status import Busy, RunState, RunStatus, run_status
@@ -278,9 +279,7 @@ class RunController(QObject):
             self._user = me
             self._set_busy(what)
             if runner.phase is Phase.IDLE:
-                from core.demo.scenario import TASK
-
-                await runner.start_turn(self._endpoints.get(runner.trace_id, (None, TASK))[1])
+                await runner.start_turn(self._first_task(runner))
             elif what == "step":
                 await runner.step()
             elif not self._want_pause:
@@ -302,6 +301,20 @@ class RunController(QObject):
             self._set_busy(None)
             self._read_state()
             self._refresh_now()
+
+    def _first_task(self, runner: Runner) -> str:
+        """The task of a fresh trace: the one given with its endpoint (Run a task…), else
+        its source's (the demo's, the delegation demo's: ``Rerunner.task``)."""
+        endpoint = self._endpoints.get(runner.trace_id)
+        if endpoint is not None:
+            return endpoint[1]
+        with runner.store.read() as r:
+            rerunner = rerunner_for(r.trace(runner.trace_id).metadata)
+        if rerunner is not None and rerunner.task is not None:
+            return rerunner.task()
+        from core.demo.scenario import TASK
+
+        return TASK
 
     async def _open(self) -> Runner:
         if self._runner is not None and self._bound != self._here():

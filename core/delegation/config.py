@@ -47,3 +47,6 @@ class DelegationLimits:
 
 
 DEFAULT_LIMITS = DelegationLimits()
+METADATA_KEY = "delegation"
+"""The trace metadata key of every member of a delegation tree (``{root, parent}`` on a
+child, ``{root, settings}`` on the root): what ``core/delegation/rerun.py`` registers."""

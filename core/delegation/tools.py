@@ -18,7 +18,9 @@ from typing import Any
 
 from core.delegation.anchor import RootTaskAnchor, anchor_block
 from core.delegation.brief import TaskBrief, inherited_constraints, match_approved, normalize_brief
+from core.delegation.config import METADATA_KEY
 from core.delegation.normal import DelegationError
+from core.delegation.review import validate_child
 from core.delegation.snapshots import (
     RefGrant,
     brief_snapshot,
@@ -44,13 +46,6 @@ from core.delegation.store import (
     register_child,
     snapshot_owner_text,
     snapshots,
-)
-from core.delegation.validator import (
-    FixedParts,
-    assemble_packet,
-    history_parts,
-    parse_verdict,
-    unread_refs,
 )
 from core.errors import CtxlensError
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
@@ -136,7 +131,7 @@ async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
     await child.start_turn(f"Work on the task brief v{version.index} above.")
     result = await child.run()
     report = child.final or f"(agent {call.path} stopped: {result.stopped})"
-    verdict, packet, model_call = await _validate(
+    verdict, packet, model_call = await validate_child(
         parent, call.child_id, anchor_block(call.anchor), call.brief, report
     )
     return _reviewed(
@@ -195,7 +190,7 @@ def _record(parent: Any, call: _Call) -> BriefVersion:
             w.create_trace(
                 f"{call.path}: {call.brief.objective[:60]}",
                 "ctxlens-delegation",
-                {"delegation": {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
+                {METADATA_KEY: {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
                 call.child_id,
             )
             register_child(
@@ -243,40 +238,6 @@ def _child_runner(parent: Any, child_id: str, name: str) -> Any:
 
 def _tool_names(runner: Any) -> list[str]:
     return [s["function"]["name"] for s in runner.tool_schemas()]
-
-
-async def _validate(
-    parent: Any, child_id: str, anchor: str, brief: Any, report: str
-) -> tuple[str, Any, dict[str, Any]]:
-    """The runtime's review of a child: packet from the child's stored main path, one model
-    call (recorded: reply, usage, model), ``unknown`` when the packet cannot be sent."""
-    with parent.store.read() as r:
-        msgs = list(r.iter_main_path(child_id))
-        unread = unread_refs(grants_held(r, child_id))
-    if msgs and msgs[-1].role == "assistant" and msgs[-1].content == report:
-        msgs = msgs[:-1]  # the report is a fixed part
-    history, excluded = history_parts(msgs)
-    fixed = FixedParts(anchor, brief.text, report, _plan(brief))
-    packet = assemble_packet(fixed, history, excluded + unread, parent.delegation.limits)
-    if packet.over_limit:
-        return "unknown", packet, {"skipped": "the fixed parts alone exceed the budget"}
-    try:
-        response = await parent.model.complete(packet.messages(), model=parent.config.model)
-    except CtxlensError as exc:
-        return "unknown", packet, {"error": str(exc)}
-    call = {"reply": response.text[:2000], "usage": response.usage, "model": response.model}
-    return parse_verdict(response.text), packet, call
-
-
-def _plan(brief: Any) -> str:
-    """The validation plan: every criterion, expected output and constraint of the brief."""
-    return "\n".join(
-        [
-            *(f"- criterion: {c}" for c in brief.completion_criteria),
-            *(f"- expected output: {o}" for o in brief.expected_outputs),
-            *(f"- constraint: {c}" for c in brief.constraints),
-        ]
-    )
 
 
 def _reviewed(

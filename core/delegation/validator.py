@@ -59,7 +59,10 @@ class FixedParts:
     report: str
     validation_plan: str
     artifacts: tuple[tuple[str, str], ...] = ()
+    """``(label, whole content)`` per artifact the report names (``artifacts.py``)."""
     root_candidate: str = ""
+    root_candidate_sequence: int | None = None
+    """The root message the candidate answer is (``candidate.py``)."""
 
     def parts(self) -> tuple[PacketPart, ...]:
         out = [
@@ -70,7 +73,11 @@ class FixedParts:
             *(PacketPart(f"artifact {name}", text) for name, text in self.artifacts),
         ]
         if self.root_candidate:
-            out.append(PacketPart("root candidate answer", self.root_candidate))
+            out.append(
+                PacketPart(
+                    "root candidate answer", self.root_candidate, self.root_candidate_sequence
+                )
+            )
         return tuple(out)
 
 
@@ -111,8 +118,9 @@ class ValidatorPacket:
             "limit": self.limit,
             "fixed_chars": self.fixed_chars,
             "parts": [
-                {"label": p.label, "chars": p.chars, "sequence": p.sequence}
-                for p in (*self.fixed, *self.history)
+                {"label": p.label, "chars": p.chars, "sequence": p.sequence, "fixed": fixed}
+                for fixed, group in ((True, self.fixed), (False, self.history))
+                for p in group
             ],
             "left_out": [
                 {"label": x.label, "chars": x.chars, "reason": x.reason, "sequence": x.sequence}

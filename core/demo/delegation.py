@@ -16,21 +16,25 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
 from core.delegation.report import delegation_report
 from core.delegation.runner import DelegatingRunner
 from core.delegation.runtime import DelegationSettings, start_root
+from core.delegation.store import node
 from core.delegation.validator import VALIDATOR_MATCH
 from core.demo.scenario import demo_clock
+from core.demo.workspace import WRITE_FILE, workspace_tools
 from core.llm import ChatClient, ModelServer, Script, ScriptCall, ScriptedModel, Step
 from core.llm.backend import BackendReply, ChatRequest
 from core.llm.script import message_text
 from core.records import ToolCall
 from core.run.config import RunConfig
 from core.run.events import EventBus
+from core.run.runner import Runner
 from core.store import Store
 
 ROOT_PROMPT = "You are the root coordinator of a delegation tree."
@@ -41,6 +45,19 @@ ANCHOR = {
 }
 TASK = "Coordinate the analysis through child agents; do not analyse yourself."
 PROBE_DROPPED = "The probe is out of scope: drop it and go on."
+CANDIDATE = (
+    "Candidate answer: ent-00017, ent-00042, ent-00101; the analyst ranks them with the "
+    "scout's result."
+)
+RANKING_FILE = "ranking.md"
+RANKING = "\n".join(
+    [
+        "# Ranking of the 30-day window",
+        "1. ent-00017: score 97, evidence win-1001",
+        "2. ent-00042: score 91, evidence win-1003",
+        "3. ent-00101: score 88, evidence win-1005",
+    ]
+)
 _PLACEHOLDER = re.compile(r"\{\{version:([^}]+)\}\}")
 _SEEN = re.compile(r"(\S+) version ([0-9a-f]{64})")
 
@@ -93,7 +110,7 @@ def scripts() -> tuple[Script, ...]:
             _agent("R1", "scout", SCOUT_BRIEF, "First a short list."),
             _agent("R2", "scout", SCOUT_REVISED, "Revising the scout: scores too."),
             _agent("R3", "probe", PROBE_BRIEF, "Probing the archive."),
-            _agent("R4", "analyst", ANALYST_BRIEF, "Ranking with the scout's result."),
+            _agent("R4", "analyst", ANALYST_BRIEF, CANDIDATE),
             Step.final(
                 "RF", "Top 3: ent-00017 (win-1001), ent-00042 (win-1003), ent-00101 (win-1005)."
             ),
@@ -113,8 +130,12 @@ def scripts() -> tuple[Script, ...]:
             [
                 _read("A1", "result:root/scout"),
                 _agent("A2", "detail", DETAIL_BRIEF, "Checking the top one."),
+                Step.tool(
+                    "A3", WRITE_FILE, "Writing the ranking.", path=RANKING_FILE, content=RANKING
+                ),
             ],
-            "Ranked: 1. ent-00017 (win-1001), 2. ent-00042 (win-1003), 3. ent-00101 (win-1005).",
+            "Ranked: 1. ent-00017 (win-1001), 2. ent-00042 (win-1003), 3. ent-00101 (win-1005).\n"
+            f"Artifact: {RANKING_FILE}",
         ),
         _child(
             "detail",
@@ -155,7 +176,7 @@ class VersionCopyingModel(ScriptedModel):
         return BackendReply(text=out.text, tool_calls=calls)
 
 
-def drop_probe_after(runner: DelegatingRunner) -> None:
+def drop_probe_after(runner: Runner) -> None:
     """The user drops the probe once it ran: rewind the root to just before that call and
     say so (``[done R3]`` marks the step done for the scripted model)."""
 
@@ -181,31 +202,86 @@ def delegation_config() -> RunConfig:
     )
 
 
-async def run_delegation_async(
-    store: Store, limits: DelegationLimits = DEFAULT_LIMITS, events: EventBus | None = None
-) -> dict[str, Any]:
-    trace = store.create_trace("Demo: recursive delegation", source="ctxlens-delegation")
-    settings = DelegationSettings(limits=limits, child_max_steps=12)
-    with ModelServer(VersionCopyingModel(*scripts())) as server:
+DEMO_KEY = "delegation_demo"
+"""The metadata key of a delegation demo root (``{limits}``): how it runs again
+(``core/demo/rerun.py``, ``core/run/rerunners.py``)."""
+TITLE = "Demo: recursive delegation"
+
+
+def create_delegation_trace(store: Store, limits: DelegationLimits = DEFAULT_LIMITS) -> str:
+    """A new, empty delegation demo root whose metadata says how to run it; it becomes a
+    recursive root (anchor, settings) when its run opens (``open_delegation_run``)."""
+    trace = store.create_trace(
+        TITLE, source="ctxlens-delegation", metadata={DEMO_KEY: {"limits": limits.to_json()}}
+    )
+    return trace.id
+
+
+def demo_limits(metadata: Mapping[str, Any] | None) -> DelegationLimits:
+    """The limits a delegation demo trace was created with."""
+    record = (metadata or {}).get(DEMO_KEY)
+    limits = record.get("limits") if isinstance(record, Mapping) else None
+    return (
+        DEFAULT_LIMITS.with_settings(dict(limits))
+        if isinstance(limits, Mapping)
+        else DEFAULT_LIMITS
+    )
+
+
+def demo_settings(limits: DelegationLimits) -> DelegationSettings:
+    return DelegationSettings(limits=limits, child_max_steps=12)
+
+
+def delegation_model() -> VersionCopyingModel:
+    return VersionCopyingModel(*scripts())
+
+
+@asynccontextmanager
+async def open_delegation_run(
+    store: Store, trace_id: str, events: EventBus | None = None, ticks: int = 0
+) -> AsyncIterator[Runner]:
+    """A ``DelegatingRunner`` for a delegation demo trace (made a recursive root first if it
+    is not one yet), its scripted model served on 127.0.0.1 while the context is open, the
+    demo's user (``drop_probe_after``) installed. The GUI steps it; ``drive`` runs it."""
+    limits = demo_limits(store.trace(trace_id).metadata)
+    with ModelServer(delegation_model()) as server:
         async with ChatClient(server.settings(model="scripted", stream=False)) as client:
             runner = DelegatingRunner(
                 store,
-                trace.id,
+                trace_id,
                 client,
                 delegation_config(),
+                tools=workspace_tools(),
                 events=events,
-                wall_clock=demo_clock(),
-                delegation=settings,
+                wall_clock=demo_clock(ticks),
+                delegation=demo_settings(limits),
             )
-            names = [s["function"]["name"] for s in runner.tool_schemas()]
-            start_root(store, trace.id, ANCHOR, names, limits)
+            with store.read() as r:
+                is_root = node(r, trace_id) is not None
+            if not is_root:
+                names = [s["function"]["name"] for s in runner.tool_schemas()]
+                start_root(store, trace_id, ANCHOR, names, settings=runner.delegation)
             drop_probe_after(runner)
-            await runner.start_turn(TASK)
-            result = await runner.run()
+            yield runner
+
+
+async def drive(runner: Runner) -> None:
+    """The delegation demo's whole turn from the start."""
+    await runner.start_turn(TASK)
+    await runner.run()
+
+
+async def run_delegation_async(
+    store: Store, limits: DelegationLimits = DEFAULT_LIMITS, events: EventBus | None = None
+) -> dict[str, Any]:
+    trace_id = create_delegation_trace(store, limits)
+    async with open_delegation_run(store, trace_id, events) as runner:
+        await runner.start_turn(TASK)
+        result = await runner.run()
     with store.read() as r:
-        report = delegation_report(r, trace.id, limits)
+        report = delegation_report(r, trace_id, limits)
     return {
-        "trace_id": trace.id,
+        "trace_id": trace_id,
         "stopped": result.stopped,
         "final": runner.final,
         "delegation": report,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.delegation.config import DEFAULT_LIMITS, DelegationLimits
+
 
 @dataclass(frozen=True)
 class DemoOptions:
@@ -21,6 +23,18 @@ class DemoOptions:
     title: str | None = None
     settings: tuple[str, ...] = ()
     """``--set key=value`` overrides of the demo's run config (``RunConfig.with_settings``)."""
+
+
+@dataclass(frozen=True)
+class DelegationDemoOptions:
+    """The delegation scenario (``core/demo/delegation.py``): only its limits are settings."""
+
+    settings: tuple[str, ...] = ()
+    """``NAME=N`` delegation limits (``DelegationLimits.with_pairs``), as ``--limit``."""
+
+    def limits(self) -> DelegationLimits:
+        """The limits; a bad name or value raises an error naming it."""
+        return DEFAULT_LIMITS.with_pairs(list(self.settings))
 
 
 def demo_options(metadata: Any) -> DemoOptions | None:

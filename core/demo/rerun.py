@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
+from core.delegation import rerun as delegation_rerun
 from core.demo.options import demo_options
 from core.run.rerunners import (
     DEMO_TOOLS,
@@ -19,6 +20,9 @@ from core.run.rerunners import (
     register_rerunner,
     register_toolset,
 )
+
+DELEGATION_DEMO = "delegation_demo"
+"""``core/demo/delegation.py:DEMO_KEY`` (not imported: that module loads the runtime)."""
 
 if TYPE_CHECKING:
     from core.demo.world import World
@@ -66,6 +70,48 @@ def _user(runner: Runner) -> None:
     constrain_after(runner)
 
 
+def delegation_kit(_metadata: Mapping[str, Any], ticks: int) -> RerunKit:
+    """The delegation demo's workspace tool, clock and scripted model (it decides from its
+    context alone, so it answers a replay's children and validator too)."""
+    from core.demo.delegation import delegation_model
+    from core.demo.scenario import demo_clock
+    from core.demo.workspace import workspace_tools
+
+    return RerunKit(Toolset(workspace_tools()), demo_clock(ticks), delegation_model())
+
+
+def _open_delegation(
+    store: Store, trace_id: str, events: EventBus | None
+) -> AbstractAsyncContextManager[Runner]:
+    from core.demo.delegation import open_delegation_run
+
+    return open_delegation_run(store, trace_id, events)
+
+
+async def _drive_delegation(runner: Runner) -> None:
+    from core.demo.delegation import drive
+
+    await drive(runner)
+
+
+def _delegation_user(runner: Runner) -> None:
+    from core.demo.delegation import drop_probe_after
+
+    drop_probe_after(runner)
+
+
+def _task() -> str:
+    from core.demo.scenario import TASK
+
+    return TASK
+
+
+def _delegation_task() -> str:
+    from core.demo.delegation import TASK
+
+    return TASK
+
+
 def register() -> None:
     register_rerunner(
         Rerunner(
@@ -75,6 +121,19 @@ def register() -> None:
             open_run=_open_run,
             drive=_drive,
             user=_user,
+            task=_task,
         )
     )
     register_toolset(DEMO_TOOLS, demo_toolset)
+    register_rerunner(
+        Rerunner(
+            key=DELEGATION_DEMO,
+            detail="the delegation demo's scripted model, served on 127.0.0.1",
+            kit=delegation_kit,
+            open_run=_open_delegation,
+            drive=_drive_delegation,
+            user=_delegation_user,
+            task=_delegation_task,
+        )
+    )
+    delegation_rerun.register()

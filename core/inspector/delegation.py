@@ -136,6 +136,14 @@ def _validator_section(v: dict[str, Any]) -> str:
     said = call.get("reply") or call.get("skipped") or call.get("error")
     if said:
         lines.append(f"  validator said: {str(said).splitlines()[0][:160]}")
-    lines += [f"  in: {p['label']} {p['chars']:,}" for p in v["parts"]]
+    lines += [f"  {_part_line(p)}" for p in v["parts"]]
     lines += [f"  left out: {x['label']} {x['chars']:,} ({x['reason']})" for x in v["left_out"]]
     return "\n".join(lines)
+
+
+def _part_line(p: dict[str, Any]) -> str:
+    """A fixed part (the root candidate names its root message), or a history part."""
+    if not p.get("fixed"):
+        return f"in: {p['label']} {p['chars']:,}"
+    where = f" (root #{p['sequence']})" if p["sequence"] is not None else ""
+    return f"fixed: {p['label']}{where} {p['chars']:,}"

@@ -2,8 +2,10 @@
 
 ``replay`` copies the source up to the cut (``core/replay/prefix.py``), serves the recorded
 replies through ``RecordedModel`` on a real ``ModelServer``, re-executes the tools (or
-answers with the recorded results, ``core/replay/sources.py``) and drives the ordinary
-``Runner`` with ``RunConfig.from_json(source run_config).with_settings(settings)``. User
+answers with the recorded results, ``core/replay/sources.py``) and drives the trace's
+runner (``core/run/rerunners.py:make_runner``: the ordinary ``Runner``, or a registered
+kind such as a delegation root's ``DelegatingRunner``) with
+``RunConfig.from_json(source run_config).with_settings(settings)``. User
 messages the source received later (a constraint, the next turn of a session) come back
 before the same main-agent call. The new trace records
 ``metadata.replay_of = {trace, from_call, settings}``.
@@ -34,6 +36,7 @@ from core.replay.sources import SourceKit, carried_keys, kit_for
 from core.run.config import RunConfig
 from core.run.events import EventBus
 from core.run.metrics import compute
+from core.run.rerunners import make_runner, refusal, runner_kind
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.store import Store
@@ -118,11 +121,17 @@ async def replay_async(
         recording = Recording.load(r, source.id, calls)
         live = live_calls(r, source.id, calls)
         refs = r.refs(source.id)
+    refused = refusal(source.metadata)  # e.g. a delegation child: only inside its parent
+    if refused is not None:
+        raise InvalidInputError(f"trace {source.id}: {refused}")
+    kind = runner_kind(source.metadata)
     config = _config(source.metadata, recording, opts.settings)
     cut = cut_before(calls, opts.from_call, live)
     if opts.edit is not None:
         cut = covering(cut, calls[opts.from_call], opts.edit[0])
     target, renamer, copied = _new_trace(store, source, opts, cut, config, refs)
+    if kind is not None:  # e.g. a delegation root: the replay is a root of its own
+        kind.adopt(store, source.id, target)
     kit = kit_for(source.metadata, recording, renamer, copied.clock_ticks)
     endpoint = EndpointModel(opts.endpoint) if opts.endpoint is not None else None
     mode = _mode(opts.on_diverge, kit, endpoint is not None)
@@ -139,11 +148,12 @@ async def replay_async(
     with ModelServer(model) as server:
         settings = server.settings(model=config.model or "recorded", stream=config.stream)
         async with ChatClient(settings) as client:
-            runner = Runner(
+            runner = make_runner(
                 store,
                 target,
                 client,
                 config,
+                store.trace(target).metadata,
                 tools=kit.tools,
                 slimmers=kit.slimmers,
                 summarizer=ModelCompactionSummarizer(client),

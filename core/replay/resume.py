@@ -37,7 +37,15 @@ from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer, ModelSe
 from core.records import Checkpoint
 from core.run.config import RunConfig
 from core.run.metrics import compute
-from core.run.rerunners import Rerunner, Toolset, offered_tools, rerunner_for, toolset
+from core.run.rerunners import (
+    Rerunner,
+    Toolset,
+    make_runner,
+    offered_tools,
+    refusal,
+    rerunner_for,
+    toolset,
+)
 from core.run.resume import ResumePoint, main_path_tail, resume_point
 from core.run.runner import Runner
 from core.run.state import Phase
@@ -139,11 +147,12 @@ async def resume_async(store: Store, trace_id: str, opts: ResumeOptions) -> Resu
         config = config.with_settings([f"max_steps={opts.max_steps}"])
     ticks = _clock_readings(store, trace.id)
     async with _model(meta, config, opts, ticks) as (client, tools, slimmers, clock, user):
-        runner = Runner(
+        runner = make_runner(
             store,
             trace.id,
             client,
             config,
+            meta,
             tools=tools,
             slimmers=slimmers,
             summarizer=ModelCompactionSummarizer(client),
@@ -225,6 +234,9 @@ def _choose(
 
 
 def _check_resumable(meta: dict[str, Any], opts: ResumeOptions) -> None:
+    refused = refusal(meta)  # e.g. a delegation child: it runs only inside its parent
+    if refused is not None:
+        raise InvalidInputError(f"resume: {refused}")
     if rerunner_for(meta) is not None:
         return
     if not isinstance(meta.get("run_config"), dict):

@@ -25,7 +25,7 @@ from core.llm.settings import ENV_BASE_URL, ENV_MODEL, ModelConfigError, ModelSe
 from core.records import ToolCall, Trace
 from core.run.config import RunConfig
 from core.run.events import EventBus, RunEvent
-from core.run.rerunners import rerunner_for, toolset
+from core.run.rerunners import make_runner, refusal, rerunner_for, toolset
 from core.run.resume import resume_point_of
 from core.run.state import Phase
 from core.store import Store
@@ -33,8 +33,9 @@ from core.store import Store
 if TYPE_CHECKING:
     from core.run.runner import Runner
 
-LiveKind = Literal["demo", "endpoint", "unconfigured", "foreign"]
-"""``demo``: a source's own re-runner runs it (the demo is the one registered)."""
+LiveKind = Literal["demo", "endpoint", "unconfigured", "foreign", "nested"]
+"""``demo``: a source's own re-runner runs it (the demo is the one registered);
+``nested``: it runs only inside another trace's run (a delegated child)."""
 
 
 class NotRunnableError(InvalidInputError):
@@ -56,6 +57,9 @@ class LiveSupport:
 
 def live_support(trace: Trace, env: Mapping[str, str] | None = None) -> LiveSupport:
     meta = trace.metadata if isinstance(trace.metadata, dict) else {}
+    refused = refusal(meta)  # e.g. a delegation child: it runs only inside its parent
+    if refused is not None:
+        return LiveSupport("nested", refused)
     rerunner = rerunner_for(meta)
     if rerunner is not None:
         return LiveSupport("demo", rerunner.detail)
@@ -123,13 +127,12 @@ async def _endpoint_run(
         config, model=model.model, fallback_model=model.fallback_model or config.fallback_model
     )
     async with ChatClient(model) as client:
-        from core.run.runner import Runner  # the runtime only when a run opens
-
-        yield Runner(
+        yield make_runner(  # a delegation tree member gets its DelegatingRunner
             store,
             trace.id,
             client,
             config,
+            meta,
             summarizer=ModelCompactionSummarizer(client),
             events=events,
             **_tools(config),

@@ -65,6 +65,9 @@ class Rerunner:
     """The trace's whole turn from the start (the source knows its task)."""
     user: Callable[[Runner], None]
     """Installs the source's scripted user on a runner (once per runner)."""
+    task: Callable[[], str] | None = None
+    """The first user message of a fresh trace of this source (the GUI's first Step);
+    a function so registering loads nothing."""
 
 
 _RERUNNERS: dict[str, Rerunner] = {}
@@ -100,3 +103,53 @@ def offered_tools(metadata: object) -> str | None:
     """The tool set a ``ctxlens run`` trace was offered, from its run record."""
     run = metadata.get("run") if isinstance(metadata, Mapping) else None
     return DEMO_TOOLS if isinstance(run, Mapping) and run.get("demo_tools") else None
+
+
+@dataclass(frozen=True)
+class RunnerKind:
+    """Traces that run on another step machine than the plain ``Runner`` (a delegation
+    tree's ``DelegatingRunner``, with its ``agent()`` tool), marked by a metadata key.
+    Replay, resume and the GUI's Run/Step build their runner through ``make_runner``."""
+
+    key: str
+    make: Callable[..., Runner]
+    """``(store, trace_id, model, config, **runner_parts)``, as ``Runner`` takes them."""
+    refuse: Callable[[Mapping[str, Any]], str | None]
+    """Why a trace with this metadata cannot run on its own (a delegated child runs only
+    inside its parent), or ``None``; replay and resume refuse with it before writing
+    anything, and the GUI shows it instead of Run/Step."""
+    adopt: Callable[[Store, str, str], None]
+    """Makes a replay's new trace (second id) the same kind as its source (first id)
+    before it runs."""
+
+
+_KINDS: dict[str, RunnerKind] = {}
+
+
+def register_runner_kind(kind: RunnerKind) -> None:
+    _KINDS[kind.key] = kind
+
+
+def runner_kind(metadata: object) -> RunnerKind | None:
+    """The kind of a trace with this metadata (``None``: the plain ``Runner``)."""
+    if not isinstance(metadata, Mapping):
+        return None
+    return next((k for key, k in _KINDS.items() if isinstance(metadata.get(key), dict)), None)
+
+
+def refusal(metadata: object) -> str | None:
+    """Why a trace with this metadata cannot be run, replayed or resumed on its own."""
+    kind = runner_kind(metadata)
+    return kind.refuse(metadata) if kind is not None and isinstance(metadata, Mapping) else None
+
+
+def make_runner(
+    store: Store, trace_id: str, model: Any, config: Any, metadata: object, **parts: Any
+) -> Runner:
+    """The runner a stored trace with ``metadata`` runs on."""
+    kind = runner_kind(metadata)
+    if kind is not None:
+        return kind.make(store, trace_id, model, config, **parts)
+    from core.run.runner import Runner
+
+    return Runner(store, trace_id, model, config, **parts)

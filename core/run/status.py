@@ -102,6 +102,8 @@ def _line(s: RunState) -> str:
         return ""
     if support.kind == "unconfigured":
         return "Run: no model endpoint configured (CTXLENS_BASE_URL)"
+    if support.kind == "nested":
+        return "Run: a delegated child runs inside its root's run (open the root)"
     if not support.runnable:
         return f"Run: {s.source} traces cannot run · New demo run: Ctrl+Shift+N"
     if s.busy == "opening":

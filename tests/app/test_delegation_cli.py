@@ -110,7 +110,7 @@ def test_fixed_parts_over_the_validator_budget_give_unknown(tmp_path: Path, cli:
             continue
         if v["fixed_chars"] > 900:
             assert v["verdict"] == "unknown"
-            assert all(p["sequence"] is None for p in v["parts"])  # only the fixed parts
+            assert all(p["fixed"] for p in v["parts"])  # only the fixed parts
         else:
             assert v["verdict"] == "pass" and v["chars"] <= 900
     assert "unknown" in {v["verdict"] for v in nodes.values()}
@@ -198,3 +198,26 @@ def test_export_import_and_copy_keep_the_delegation_tree(
     assert cli("copy", "--from", str(db), "--to", str(copied), "--quiet")[0] == 0
     _, again = cli("--db", str(copied), "delegation", root, "--json")
     assert json.loads(again) == json.loads(before)
+
+
+def test_a_trace_with_messages_cannot_become_a_root(
+    cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its first task context is written without the anchor: refused, nothing written."""
+    from core.delegation.store import node
+    from core.records import NewMessage
+    from core.store import Store
+
+    db = tmp_path / "p.db"
+    with Store.open(db) as store:
+        trace = store.create_trace("plain")
+        store.append(trace.id, [NewMessage("user", "an earlier task")])
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text(json.dumps({"objective": "count", "completion_criteria": ["a number"]}))
+    code, _ = cli(
+        "--db", str(db), "run", "--trace", trace.id, "--anchor", str(anchor),
+        "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--task", "go",
+    )  # fmt: skip
+    assert code == 2 and "already has messages" in capsys.readouterr().err
+    with Store.open(db) as store, store.read() as r:
+        assert node(r, trace.id) is None and len(list(r.iter_main_path(trace.id))) == 1

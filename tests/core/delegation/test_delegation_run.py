@@ -134,6 +134,42 @@ def test_demo_is_deterministic(demo_store: Any, tmp_path: Path) -> None:
     assert stable(first) == stable(second)
 
 
+def _part(node: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return next(p for p in node["validator"]["parts"] if p["label"].startswith(prefix))
+
+
+def test_validator_gets_the_named_artifact_whole_and_the_root_candidate(demo_store: Any) -> None:
+    store, result = demo_store
+    nodes = _nodes(result["delegation"])
+    analyst, detail = nodes["root/analyst"], nodes["root/analyst/detail"]
+    artifact = _part(analyst, f"artifact {demo.RANKING_FILE}")
+    assert artifact["label"].endswith("(file written #6)")  # the child's own write_file call
+    assert artifact["chars"] == len(demo.RANKING)
+    with store.read() as r:
+        root_path = {m.sequence: m for m in r.iter_main_path(result["trace_id"])}
+    for child in (analyst, detail):  # the root's newest text when each was reviewed
+        candidate = _part(child, "root candidate answer")
+        assert candidate["chars"] == len(demo.CANDIDATE)
+        assert root_path[candidate["sequence"]].content == demo.CANDIDATE
+    assert not any(p["label"].startswith("artifact") for p in detail["validator"]["parts"])
+
+
+def test_an_artifact_over_the_budget_makes_the_verdict_unknown_uncut(
+    demo_store: Any, tmp_path: Path
+) -> None:
+    _, first = demo_store
+    analyst = _nodes(first["delegation"])["root/analyst"]
+    limit = analyst["validator"]["fixed_chars"] - 1  # the artifact tips it over
+    with Store.open(tmp_path / "tight.db") as store:
+        result = demo.run_delegation(store, DelegationLimits(validator_chars=limit))
+    nodes = _nodes(result["delegation"])
+    tight = nodes["root/analyst"]["validator"]
+    assert tight["verdict"] == "unknown" and tight["fixed_chars"] > limit
+    assert tight["model_call"] == {"skipped": "the fixed parts alone exceed the budget"}
+    assert _part(nodes["root/analyst"], "artifact")["chars"] == len(demo.RANKING)  # whole
+    assert nodes["root/scout"]["validator"]["verdict"] == "pass"  # its fixed parts fit
+
+
 # -- refusals through the run loop --------------------------------------------------------------
 def _run(store: Store, steps: list[Step], settings: DelegationSettings, *child: Script) -> Any:
     root = Script((*steps, Step.final("RF", "done")), name="root")

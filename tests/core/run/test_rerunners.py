@@ -110,7 +110,8 @@ def test_run_and_replay_do_not_load_the_demo_and_the_cli_registers_it() -> None:
     )
     assert loaded == "False"
     keys = _fresh_python(
-        "import app.cli; from core.run.rerunners import rerunner_keys, toolset;"
-        "print(rerunner_keys(), toolset('demo') is not None)"
+        "import sys, app.cli; from core.run.rerunners import rerunner_keys, toolset, runner_kind;"
+        "print(rerunner_keys(), toolset('demo') is not None,"
+        " runner_kind({'delegation': {}}).key, 'core.delegation.runner' in sys.modules)"
     )
-    assert keys == "('demo',) True"
+    assert keys == "('demo', 'delegation_demo') True delegation False"  # registered, not loaded
