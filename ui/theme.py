@@ -37,10 +37,13 @@ COMPONENT_COLORS = {
     "summary": "#b04a9c",
     "granted_refs": "#d1495b",
     "conversation": "#2f7ed8",
+    "images_estimated": "#5fa36b",
     "not_in_transcript": "#9aa5b1",
 }
-"""``not_in_transcript``: recorded prompt tokens the transcript does not hold (an import's
-system prompt and tool definitions), drawn after the components ctxlens counts."""
+"""``images_estimated``: the estimated tokens of the context's images (they have no text to
+count); ``not_in_transcript``: recorded prompt tokens the transcript does not hold (an
+import's system prompt, tool definitions and other parts the tool did not log), drawn after
+the components ctxlens counts."""
 
 
 def palette(theme: str) -> QPalette:
