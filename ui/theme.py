@@ -18,6 +18,7 @@ BADGE_COLORS = {
     "injected_skill": "#8a5cd1",
     "summary": "#b04a9c",
     "nudge": "#c9842a",
+    "compaction_call": "#a458c9",
     "side_branch": "#5f7f99",
     "subagent": "#3d8f8f",
     "placeholder": "#8a8a8a",

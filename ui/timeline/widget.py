@@ -416,11 +416,7 @@ class TimelineWidget(QWidget):
         self.branch_box.clear()
         self.branch_box.addItem("Main path", None)
         for b in src.branches:
-            label = (
-                f"{branch_label(b.kind)} branch from #{b.fork_sequence}: "
-                f"{b.length} messages (tip #{b.tip_sequence})"
-            )
-            self.branch_box.addItem(label, b.tip_sequence)
+            self.branch_box.addItem(b.label, b.tip_sequence)
         if src.head is not None:
             i = self.branch_box.findData(src.head)
             self.branch_box.setCurrentIndex(max(0, i))

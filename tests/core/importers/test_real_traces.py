@@ -176,11 +176,17 @@ def test_claude_code_usage_counted_once_and_compaction(store: Store) -> None:
         assert c.tokens_before == boundary["compactMetadata"]["preTokens"]
         assert c.trigger == boundary["compactMetadata"]["trigger"]
         s = r.message(res.trace_id, c.summary_sequence)
-        assert s.content == summary and s.kind == "summary" and s.branch_type == "compression"
-        at = r.message(res.trace_id, c.at_sequence)
+        assert s.content == summary and s.kind == "summary" and s.branch_type is None
+        # On the main path right after the boundary record, where Claude Code put it into
+        # the model's context; the event is anchored at it.
+        mark = r.message(res.trace_id, s.parent_sequence)
+        assert mark.metadata["subtype"] == "compact_boundary"
+        at = r.message(res.trace_id, mark.parent_sequence)
         assert at.metadata["uuid"] == boundary["logicalParentUuid"]
         path = r.main_path_sequences(res.trace_id)
-        assert c.at_sequence in path and c.summary_sequence not in path
+        assert c.at_sequence == c.summary_sequence
+        assert path.index(c.summary_sequence) == path.index(mark.sequence) + 1
+        assert at.sequence in c.removed
         # the subagent hangs on the assistant message that holds its Task call
         (sub,) = {
             m.branch_id: m for m in r.all_messages(res.trace_id) if m.branch_type == "subagent"
