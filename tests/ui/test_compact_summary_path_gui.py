@@ -47,6 +47,8 @@ def test_timeline_shows_the_summary_on_the_main_path(
     assert not isinstance(band, TimelineRow) and band.at_sequence == ev.summary_sequence
     member = tl.model.membership
     assert member is not None and member.contains(0, ev.summary_sequence)
+    kept = f"current context: 1 message up to #{ev.summary_sequence} kept by its compaction"
+    assert kept + ", then every message sent after it" in tl.status.text()
     assert tl.select_sequence(fork)
     fork_row = tl.selected_record()
     assert isinstance(fork_row, TimelineRow) and "compaction_call" in fork_row.badges

@@ -404,8 +404,7 @@ class TimelineWidget(QWidget):
             return
         text = f"{self.model.length:,} messages on this path · {len(src.bands)} compaction bands"
         if self.model.membership is not None:
-            live = "current context starts after row " + str(self.model.membership.start_row - 1)
-            text += " · " + (live if self.model.membership.boundary else "whole path in context")
+            text += " · " + self.model.membership.status_text(self.model.length)
         if src.detached:
             n = len(src.detached)
             text += f" · {n} later compaction{'s' if n != 1 else ''} not on this path (rewound)"
