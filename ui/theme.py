@@ -18,6 +18,7 @@ BADGE_COLORS = {
     "injected_skill": "#8a5cd1",
     "summary": "#b04a9c",
     "nudge": "#c9842a",
+    "compaction_call": "#a458c9",
     "side_branch": "#5f7f99",
     "subagent": "#3d8f8f",
     "placeholder": "#8a8a8a",
@@ -37,10 +38,13 @@ COMPONENT_COLORS = {
     "summary": "#b04a9c",
     "granted_refs": "#d1495b",
     "conversation": "#2f7ed8",
+    "images_estimated": "#5fa36b",
     "not_in_transcript": "#9aa5b1",
 }
-"""``not_in_transcript``: recorded prompt tokens the transcript does not hold (an import's
-system prompt and tool definitions), drawn after the components ctxlens counts."""
+"""``images_estimated``: the estimated tokens of the context's images (they have no text to
+count); ``not_in_transcript``: recorded prompt tokens the transcript does not hold (an
+import's system prompt, tool definitions and other parts the tool did not log), drawn after
+the components ctxlens counts."""
 
 
 def palette(theme: str) -> QPalette:

@@ -28,6 +28,8 @@ def run(ctx: CliContext) -> int:
     from core.context.budget import budget_of
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
+    from core.inspector.context_report import view_images
+    from core.inspector.images import gap_text
     from core.inspector.recorded import recorded_of
     from core.proxy.query import proxied_request
 
@@ -57,10 +59,13 @@ def run(ctx: CliContext) -> int:
             from core.inspector.context_report import carried_gap
 
             gap = carried_gap(r, tr.id)
-    unexplained = usage.unexplained(total) if usage is not None else None
+        images = view_images(r, tr.id, view, call, gap)
+    image_tokens = images.estimated_tokens if images is not None else 0
+    gap_label = gap_text(images)
+    unexplained = usage.unexplained(total + image_tokens) if usage is not None else None
     if gap is not None:
         unexplained = gap.tokens
-    prompt = total + max(unexplained or 0, 0)
+    prompt = total + image_tokens + max(unexplained or 0, 0)
     result = {
         "call": ctx.args.call,
         "messages": messages,
@@ -78,6 +83,10 @@ def run(ctx: CliContext) -> int:
         "prompt_tokens": prompt,
         "free_tokens": None if budget.window is None else max(0, budget.window - prompt),
         "carried_from": gap.to_json() if gap is not None else None,
+        # Images have no text to count: their tokens are estimated by the provider's rule.
+        "image_tokens_estimated": images.known_tokens if images is not None else None,
+        "images": images.to_json() if images is not None else None,
+        "components": _components(by, image_tokens, unexplained),
     }
     if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
         result["proxy_request"] = proxied  # and the recorded hash is of those bytes
@@ -90,15 +99,16 @@ def run(ctx: CliContext) -> int:
             text = content if isinstance(content, str) else str(content)
             ctx.out.write(f"[{m['role']}] {text[:200]}\n")
         ctx.out.write(f"-- {len(messages)} messages, {total} tokens, sha256 {digest[:12]}\n")
-        if usage is not None and usage.prompt_tokens is not None:
+        if images is not None:
+            ctx.out.write(f"-- {images.text}\n")
+        if usage is not None and usage.prompt_tokens is not None and unexplained is not None:
             ctx.out.write(
-                f"-- recorded prompt {usage.prompt_tokens} tokens; "
-                f"{usage.prompt_tokens - total} not in the transcript\n"
+                f"-- recorded prompt {usage.prompt_tokens} tokens; {unexplained} {gap_label}\n"
             )
         if gap is not None:
             ctx.out.write(
                 f"-- next prompt ~{prompt} tokens: call {gap.call_index} recorded "
-                f"{gap.recorded_prompt_tokens}; {gap.tokens} not in the transcript\n"
+                f"{gap.recorded_prompt_tokens}; {gap.tokens} {gap_label}\n"
             )
     return 0
 
@@ -110,3 +120,14 @@ def _context_kind(call: Any) -> str:
         return "next"
     params = call.params if isinstance(call.params, dict) else {}
     return "reconstructed" if params.get("context") == "reconstructed" else "recorded"
+
+
+def _components(by: dict[str, int], image_tokens: int, unexplained: int | None) -> list[Any]:
+    """The prompt's parts in drawing order, each ``{name, tokens, estimated}``: the counted
+    components, the images' estimate, and what the transcript lacks (recorded minus the rest)."""
+    out: list[Any] = [{"name": c, "tokens": n, "estimated": False} for c, n in by.items()]
+    if image_tokens:
+        out.append({"name": "images_estimated", "tokens": image_tokens, "estimated": True})
+    if unexplained is not None and unexplained > 0:
+        out.append({"name": "not_in_transcript", "tokens": unexplained, "estimated": False})
+    return out

@@ -25,6 +25,7 @@ from core.importers.counting import CountsAhead, LazyPool, fill_pending
 from core.importers.detect import sniff
 from core.importers.formats import FORMATS
 from core.importers.gcpause import collector_paused
+from core.importers.non_traces import refusal
 from core.importers.reading import first_record
 from core.importers.walk import FILE, FOLDER, FolderWalk, classify, open_file
 from core.store import schema as t
@@ -77,6 +78,10 @@ FORCE_HINT = "`ctxlens import FILE --format NAME` forces one"
 
 def _plan_file(path: Path, fmt: str) -> ImportUnit:
     detected = sniff(path) if fmt == "auto" else fmt
+    if detected is None or (fmt != "auto" and _maybe_chatml(path)):
+        why = refusal(path)  # a known file that is not a trace: say what it is
+        if why is not None:
+            raise InvalidInputError(why)
     if detected is None:
         raise InvalidInputError(
             f"{path}: not a trace file of a known format ({', '.join(FORMATS)}); {FORCE_HINT}"
@@ -88,6 +93,13 @@ def _plan_file(path: Path, fmt: str) -> ImportUnit:
     if detected == "openhands" and path.match(EVENT_GLOB):
         return _conversation_of(path)
     return ImportUnit(detected, path, (path,))
+
+
+def _maybe_chatml(path: Path) -> bool:
+    """A forced format is checked against the known non-traces only when the head could
+    be one (a Langfuse ChatML map's parse results have ``success``)."""
+    with open_file(path) as f:
+        return b'"success"' in f.read(1 << 16)
 
 
 def _conversation_of(event: Path) -> ImportUnit:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -382,10 +382,13 @@ class TraceBuilder:
         details: Any = None,
         created_at: float = 0.0,
         level: str = "imported",
+        before_at: int | None = None,
     ) -> CompactionEvent:
         """Record a boundary after ``at_sequence``: the model's context became ``context_after``.
 
-        What left the context is the View up to ``at_sequence`` (from the in-memory tree,
+        What left the context is the View up to ``before_at`` (default ``at_sequence``; a
+        summary the boundary wrote on the path is after the context it replaced; from the
+        in-memory tree,
         ``PathTracker``, which applies the View's rule: no query), the token figures are
         counted from the store, so they agree with what the inspector shows. A "tokens
         after" the source did not give is counted at ``finish`` unless the next call's
@@ -397,8 +400,9 @@ class TraceBuilder:
             self._cut()  # nothing is read: chains held for their counts may stay held
         r = self.w.read
         before: tuple[ContextItem, ...] = ()
-        if at_sequence is not None:
-            before, _ = self.paths.items(at_sequence)
+        before_at = at_sequence if before_at is None else before_at
+        if before_at is not None:
+            before, _ = self.paths.items(before_at)
         after = tuple(context_after)
         kept = {i.sequence for i in after if i.sequence is not None and i.content is None}
         removed = tuple(
@@ -430,6 +434,16 @@ class TraceBuilder:
         self._boundaries.append(event)
         self.compactions += 1
         return event
+
+    def annotate_compaction(self, index: int, key: str, value: Any) -> None:
+        """Add ``details[key]`` to the ``index``-th boundary of this import (a link learnt
+        after it was recorded: the compaction run that wrote its summary)."""
+        event = self._boundaries[index]
+        details = {**(event.details if isinstance(event.details, dict) else {}), key: value}
+        event = replace(event, details=details)
+        self._boundaries[index] = event
+        assert event.id is not None
+        self.w.set_compaction_details(event.id, details)
 
     def _count_afters(self) -> None:
         """Count the "tokens after" of boundaries no call settled (what the View held)."""

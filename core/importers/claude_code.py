@@ -11,13 +11,17 @@ elsewhere (an edit, a rewind, a second root) starts a real branch of the store t
 
 Compaction: a ``compact_boundary`` system record (``logicalParentUuid`` = the last message
 before it, ``compactMetadata.preTokens``) followed by the ``isCompactSummary`` user message
-becomes a compaction event; the summary lives on a ``compression`` side branch and is the
-context after the boundary. ``summary`` records are titles (``leafUuid``), not compactions.
+becomes a compaction event. The summary follows the boundary on the path it was written on
+(where Claude Code put it into the model's context) and is the context after the boundary;
+the event is anchored at the summary, as ctxlens's own compactions are, and what left the
+context is the View at the logical parent. ``summary`` records are titles (``leafUuid``),
+not compactions.
 
 Subagents: inline ``isSidechain`` records, flat ``agent-<id>.jsonl`` files and
 ``<session>/subagents/agent-<id>.jsonl`` files become ``subagent`` side branches hung on
 the assistant message whose Task tool call started them (``agent-acompact-*`` transcripts,
-the summariser's own run, become ``compression`` branches).
+the compaction's own model call, become ``compression`` branches from the context it
+summarized, linked from the compaction event: ``details.summarizer``).
 """
 
 from __future__ import annotations
@@ -137,7 +141,8 @@ class _Session:
         self.last_title = ""
         self.custom_title = ""
         self.first_prompt = ""
-        self.compactions: list[tuple[float, int | None]] = []
+        self.compactions: list[tuple[float, int | None, int]] = []
+        """Main-path boundaries: time, the logical parent, the index of the event."""
         self.unknown: dict[str, tuple[int, str]] = {}
         self.missing_parents = 0
         self.where = ""
@@ -223,7 +228,12 @@ class _Session:
         agent_id = agent_id.removeprefix("agent-")
         if agent_id.startswith("acompact"):
             lane = _Lane(agent_id, "compression", agent_id, "compact")
-            lane.anchor = self._compaction_anchor(parse_time(first.get("timestamp")))
+            found = self._compaction_of(parse_time(first.get("timestamp")))
+            lane.anchor = self.main.tail if found is None else found[1]
+            if found is not None:
+                self.b.annotate_compaction(
+                    found[2], "summarizer", {"branch_id": agent_id, "fork_sequence": found[1]}
+                )
             return lane
         self._flush(self.main)  # the Task call that started it must be written
         call = self.agent_tool.get(agent_id) or self._prompt_call(first)
@@ -238,14 +248,16 @@ class _Session:
         text = text_of(msg.get("content"))
         return self.task_prompts.get(_digest(text)) if text else None
 
-    def _compaction_anchor(self, when: float | None) -> int | None:
+    def _compaction_of(self, when: float | None) -> tuple[float, int | None, int] | None:
+        """The main-path boundary a compaction run that started at ``when`` produced: the
+        first one recorded at or after it (else the last)."""
         if not self.compactions:
-            return self.main.tail
+            return None
         if when is not None:
-            for at_time, at in self.compactions:
-                if at_time >= when:
-                    return at
-        return self.compactions[-1][1]
+            for found in self.compactions:
+                if found[0] >= when:
+                    return found
+        return self.compactions[-1]
 
     def _attach(self, lane: _Lane, rec: dict[str, Any]) -> int | None:
         """The store parent for a new unit starting with ``rec``."""
@@ -406,7 +418,9 @@ class _Session:
         model = str(as_dict(reply.metadata).get("model") or "")
         if model == SYNTHETIC or not isinstance(reply.usage, dict):
             return  # Claude Code's own placeholder replies (no model was called)
-        since = None if lane.main else lane.anchor
+        # A subagent starts afresh (its own branch); a compaction's model call reads the
+        # conversation it summarizes: the View at its fork, then its own prompt.
+        since = None if lane.main or lane.branch_type == "compression" else lane.anchor
         self.reply_count += 1
         self.reply_entries += self.b.context_entries(head)
         if self.reply_entries > self.b.REPLY_CONTEXT_LIMIT:
@@ -686,29 +700,33 @@ class _Session:
         bd = lane.boundary
         lane.boundary = None
         parent = bd.meta if bd is not None else lane.tail
+        before = bd.at if bd is not None else lane.tail
         content = as_dict(rec.get("message")).get("content")
         seq = self.b.add(
             NewMessage(
                 "user",
                 text_of(content),
                 kind="summary",
-                branch_type="compression",
-                branch_id=f"compact-{self.b.compactions + 1}",
-                agent_name="compact",
+                branch_type=lane.branch_type,
+                branch_id=lane.branch_id,
+                agent_name=lane.agent_name,
                 created_at=parse_time(rec.get("timestamp")),
                 metadata={"uuid": rec.get("uuid"), "is_compact_summary": True},
             ),
             parent,
         )
         uid = rec.get("uuid")
-        if isinstance(uid, str) and parent is not None:
-            self.nodes[uid] = parent
+        if isinstance(uid, str):
+            self.nodes[uid] = seq
+            if not lane.main:
+                lane.uuids.add(uid)
+        lane.tail = seq
         if bd is None:
             self.ctx.warn(f"{self.where}: compact summary without a compact_boundary record")
             bd = _Boundary(
-                lane.tail, seq, "unknown", None, parse_time(rec.get("timestamp")) or 0.0, {}
+                before, seq, "unknown", None, parse_time(rec.get("timestamp")) or 0.0, {}
             )
-        self._record(lane, bd, (ContextItem(seq),), seq)
+        self._record(lane, bd, (ContextItem(seq),), seq, before)
 
     def _settle(self, lane: _Lane, summary: int | None) -> None:
         """A boundary whose summary never came: the model saw nothing of what went before."""
@@ -717,14 +735,22 @@ class _Session:
         if bd is None:
             return
         self.ctx.warn(f"{self.where}: compact_boundary without a following compact summary")
-        self._record(lane, bd, (), summary)
+        self._record(lane, bd, (), summary, bd.at)
 
     def _record(
-        self, lane: _Lane, bd: _Boundary, after: tuple[ContextItem, ...], summary: int | None
+        self,
+        lane: _Lane,
+        bd: _Boundary,
+        after: tuple[ContextItem, ...],
+        summary: int | None,
+        before: int | None,
     ) -> None:
+        """The compaction event, anchored at its summary (the last message the boundary
+        wrote) when there is one; ``before``: where the context it replaced ended."""
         self.b.compaction(
-            bd.at,
+            summary if summary is not None else bd.at,
             after,
+            before_at=before,
             trigger=bd.trigger,
             summary_sequence=summary,
             tokens_before=bd.pre_tokens,
@@ -732,7 +758,7 @@ class _Session:
             created_at=bd.created_at,
         )
         if lane.main:
-            self.compactions.append((bd.created_at, bd.at))
+            self.compactions.append((bd.created_at, before, self.b.compactions - 1))
         if lane.main and bd.trigger == "auto" and bd.pre_tokens:
             self.auto_compact = min(self.auto_compact or bd.pre_tokens, bd.pre_tokens)
 

@@ -12,6 +12,7 @@ from typing import Any
 from core.errors import InvalidInputError
 from core.importers import claude_code
 from core.importers.jsonstream import TOO_DEEP, BeyondLimits, JsonDocument
+from core.importers.non_traces import langfuse_chatml
 from core.importers.reading import MAX_LINE, first_record
 from core.importers.walk import open_file
 from core.store.export_format import FORMAT as CTXLENS_FORMAT
@@ -48,6 +49,8 @@ def sniff(path: Path) -> str | None:
         return _list_format(path)
     if _declared_format(path, text) == CTXLENS_FORMAT:
         return "ctxlens"
+    if _has(text, "success") and langfuse_chatml(path) is not None:
+        return None  # chat messages of a trace, not a trace (``non_traces.refusal`` says so)
     return _object_format(text)
 
 
@@ -189,10 +192,4 @@ def _object_format(text: bytes) -> str | None:
         return "openhands"
     if _has(text, "messages"):
         return "openai"
-    if (
-        _has(text, "success")
-        and (_has(text, "data") or _has(text, "error"))
-        and _has(text, "output")
-    ):
-        return "otel"  # Langfuse ChatML map (observation id -> normalised input/output)
     return None

@@ -27,6 +27,7 @@ from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
 from core.importers.content import as_dict, as_list, dumps, json_or_text, scrub, text_of
 from core.importers.jsonstream import JsonDocument
+from core.importers.non_traces import chatml_entry, chatml_refusal
 from core.importers.otel_spans import Span, langfuse_spans, otlp_spans, sdk_span
 from core.importers.reading import CountingReader, iter_jsonl
 from core.records import ROLES, ContextItem, NewMessage, ToolCall
@@ -645,7 +646,7 @@ def _collect(path: Path, ctx: ImportContext) -> _Collected:
                     trace = as_dict(doc.value())
                 else:
                     value = doc.value()
-                    if _chatml_entry(value):
+                    if chatml_entry(value):
                         got.chatml[key] = value
                     else:
                         got.meta[key] = value
@@ -667,35 +668,11 @@ def _list_item(got: _Collected, item: dict[str, Any], where: str) -> None:
         raise InvalidInputError(f"{where}: expected spans (with 'attributes') in the list")
 
 
-def _chatml_entry(value: Any) -> bool:
-    d = as_dict(value)
-    return isinstance(d.get("output"), dict) and "success" in d["output"]
-
-
-def _chatml(
-    w: Writer, ctx: ImportContext, unit: ImportUnit, entries: dict[str, Any]
-) -> ImportResult:
-    """A Langfuse ChatML map (observation id → normalised input/output messages)."""
-    b = TraceBuilder(w, ctx, FORMAT, str(unit.path), unit.main.stem, {"shape": "langfuse-chatml"})
-    lane = _Lane(None, None, "main")
-    t = _Trace(b, ctx, [])
-    for obs_id, entry in entries.items():
-        span = Span("chatml", obs_id, None, obs_id, 0.0, None)
-        for side in ("input", "output"):
-            part = as_dict(as_dict(entry).get(side))
-            if part.get("success"):
-                for m in (
-                    normalize(part.get("data"), "assistant" if side == "output" else "user") or []
-                ):
-                    t.add(lane, m, span)
-    return b.finish()
-
-
 def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     path = unit.main
     got = _collect(path, ctx)
-    if got.chatml and not got.spans:
-        return [_chatml(w, ctx, unit, got.chatml)]
+    if got.chatml and not got.spans:  # forced ``--format otel`` on chat messages
+        raise InvalidInputError(chatml_refusal(path, len(got.chatml)))
     if not got.spans:
         raise InvalidInputError(f"{path}: no spans found")
     results = []

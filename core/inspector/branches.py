@@ -26,11 +26,25 @@ class Branch:
     length: int
     branch_id: str | None
     on_main_path: bool
+    summary_sequence: int | None = None
+    """A compaction's model call: the summary it wrote (the compaction event links them)."""
+
+    @property
+    def label(self) -> str:
+        """E.g. ``compaction's model call branch from #354: 4 messages (tip #547), wrote
+        the summary #356``."""
+        text = (
+            f"{branch_label(self.kind)} branch from #{self.fork_sequence}: "
+            f"{self.length} messages (tip #{self.tip_sequence})"
+        )
+        if self.summary_sequence is not None:
+            text += f", wrote the summary #{self.summary_sequence}"
+        return text
 
 
 #: A branch type as the window names it.
 BRANCH_LABELS = {
-    "compression": "compaction side run",
+    "compression": "compaction's model call",
     "knowledge_eval": "knowledge check",
     "reflection": "reflection",
     "subagent": "subagent",
@@ -46,6 +60,7 @@ def branches(reader: Reader, trace_id: str, segments: list[Segment] | None = Non
     """Every forking line, with whether its tip lies on the main path."""
     segs = segments if segments is not None else reader.segments(trace_id)
     lines = reader.lines(trace_id)
+    summaries = summaries_by_branch(reader, trace_id)
     out: list[Branch] = []
     for line, parent in sorted(reader.fork_parents(trace_id).items()):
         li = lines[line]
@@ -54,8 +69,21 @@ def branches(reader: Reader, trace_id: str, segments: list[Segment] | None = Non
         if kind == "main":
             continue
         length = li.tip_depth - li.start_depth + 1
-        out.append(Branch(line, kind, parent, li.tip_sequence, length, li.branch_id, live))
+        summary = summaries.get(li.branch_id or "") if kind == "compression" else None
+        out.append(Branch(line, kind, parent, li.tip_sequence, length, li.branch_id, live, summary))
     out.extend(_abandoned_tails(reader, trace_id, segs, lines))
+    return out
+
+
+def summaries_by_branch(reader: Reader, trace_id: str) -> dict[str, int]:
+    """Compaction-call branch id -> the summary it wrote, from the compaction events that
+    name their summarizer (``details.summarizer.branch_id``: an imported Claude Code
+    ``agent-acompact-*`` transcript)."""
+    out: dict[str, int] = {}
+    for ev in reader.compactions(trace_id):
+        run = ev.details.get("summarizer") if isinstance(ev.details, dict) else None
+        if isinstance(run, dict) and ev.summary_sequence is not None:
+            out[str(run.get("branch_id"))] = ev.summary_sequence
     return out
 
 

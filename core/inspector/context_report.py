@@ -19,6 +19,7 @@ from core.context.budget import Budget, budget_of
 from core.context.view import (
     COMPONENTS,
     Entry,
+    View,
     component_of,
     entry_of,
     render_item,
@@ -26,12 +27,14 @@ from core.context.view import (
     tokens_of,
 )
 from core.inspector.call_numbers import CallNumbering, recorded_numbering
+from core.inspector.images import IMAGES_ESTIMATED, ImageEstimate, image_estimate, image_parts
 from core.inspector.membership import iter_current, resolve_items
 from core.inspector.recorded import CarriedGap, Recorded, recorded_of, with_unexplained
 from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
 from core.store.reader import Reader
+from core.tokens.image_tokens import provider_of
 
 KEEP = 4000
 
@@ -77,19 +80,31 @@ class ContextReport:
     """The call's context was rebuilt from the transcript (the tool did not log it)."""
     carried: CarriedGap | None = None
     """The next call of an import: the gap measured at its last call that recorded a prompt."""
+    images: ImageEstimate | None = None
+    """The context's image blocks and their estimated tokens (``None``: no image)."""
+
+    @property
+    def image_tokens(self) -> int:
+        """Estimated tokens of the images (0 without images or without an estimate)."""
+        return self.images.estimated_tokens if self.images is not None else 0
 
     @property
     def unexplained(self) -> int | None:
-        """Recorded prompt tokens minus the listed context's: what was not in the transcript
-        (for the next call of an import, as measured at its last recorded call)."""
+        """Recorded prompt tokens minus the listed context's text and estimated images: what
+        was not in the transcript (for the next call of an import, as measured at its last
+        recorded call)."""
         if self.recorded is not None:
-            return self.recorded.unexplained(self.total)
+            return self.recorded.unexplained(self.total + self.image_tokens)
         return self.carried.tokens if self.carried is not None else None
 
     @property
     def parts(self) -> dict[str, int]:
-        """The token parts to draw, with ``not in the transcript`` when there is such a part."""
-        return with_unexplained(self.by_component, self.unexplained)
+        """The token parts to draw: the counted components, ``images (estimated)`` and
+        ``not in the transcript`` when there are such parts."""
+        by = dict(self.by_component)
+        if self.image_tokens:
+            by[IMAGES_ESTIMATED] = self.image_tokens
+        return with_unexplained(by, self.unexplained)
 
     @property
     def prompt_tokens(self) -> int:
@@ -116,7 +131,10 @@ def build_report(
     keep: int = KEEP,
     cancel: threading.Event | None = None,
     progress: Callable[[int], None] | None = None,
+    images: list[Message] | None = None,
 ) -> tuple[list[ReportRow], int, int, dict[str, int], str | None]:
+    """Rows, elided, items, tokens by component and request hash of a context; ``images``
+    collects the messages shown as stored that hold image parts."""
     half = max(1, keep // 2)
     head: list[ReportRow] = []
     tail: deque[ReportRow] = deque(maxlen=half)
@@ -131,6 +149,8 @@ def build_report(
                 progress(n)
         row = _row(n - 1, item, msg)
         by[row.component] += row.tokens
+        if images is not None and msg is not None and item.content is None and image_parts(msg):
+            images.append(msg)
         if len(head) < half:
             head.append(row)
         else:
@@ -192,13 +212,16 @@ def current_report(
     label = "next call (current context)"
     if trace.source == "proxy":  # the agent, not ctxlens, decides what it sends next
         label = "every recorded message (a proxied agent's next context is its own choice)"
+    pictured: list[Message] = []
     rows, elided, n, by, digest = build_report(
         iter_current(reader, trace_id, head),
         label=label,
         keep=keep,
         cancel=cancel,
         progress=progress,
+        images=pictured,
     )
+    carried = carried_gap(reader, trace_id) if budget.source == "imported" else None
     return ContextReport(
         label,
         None,
@@ -211,8 +234,42 @@ def current_report(
         request_sha256=digest,
         boundary_text=band_text(member.boundary) if member.boundary else None,
         sequences=_seqs(rows),
-        carried=carried_gap(reader, trace_id) if budget.source == "imported" else None,
+        carried=carried,
+        images=image_estimate(reader, trace_id, pictured, trace_provider(reader, trace_id, carried))
+        if pictured
+        else None,
     )
+
+
+def view_images(
+    reader: Reader, trace_id: str, view: View, call: LlmCall | None, carried: CarriedGap | None
+) -> ImageEstimate | None:
+    """The images of a resolved context (``ctxlens context``): at ``call``, by its model's
+    rule; the next call (``call`` ``None``), by the rule of the trace's last call."""
+    pictured = [
+        e.message
+        for e in view.entries
+        if e.message is not None and e.item.content is None and image_parts(e.message)
+    ]
+    if not pictured:
+        return None
+    if call is not None:
+        provider = provider_of(call.model, reader.trace(trace_id).source)
+    else:
+        provider = trace_provider(reader, trace_id, carried)
+    return image_estimate(reader, trace_id, pictured, provider)
+
+
+def trace_provider(reader: Reader, trace_id: str, carried: CarriedGap | None = None) -> str | None:
+    """Whose image rule the next call follows: the model of the call the gap was measured at
+    (else the trace's last call), else the tool that wrote the trace."""
+    calls = reader.llm_calls(trace_id) if carried is None else []
+    model = None
+    if carried is not None:
+        model = reader.llm_call(trace_id, carried.call_index).model
+    elif calls:
+        model = calls[-1].model
+    return provider_of(model, reader.trace(trace_id).source)
 
 
 def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
@@ -227,8 +284,17 @@ def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
     rec = recorded_of(call.usage)
     if rec is None or rec.prompt_tokens is None or call.context is None:
         return None
-    counted = sum(tokens_of(i, m) for i, m in resolve_items(reader, trace_id, call.context))
-    return CarriedGap(rec.prompt_tokens - counted, ref.call_index, rec.prompt_tokens, counted)
+    counted, pictured = 0, []
+    for item, msg in resolve_items(reader, trace_id, call.context):
+        counted += tokens_of(item, msg)
+        if msg is not None and item.content is None and image_parts(msg):
+            pictured.append(msg)
+    provider = provider_of(call.model, reader.trace(trace_id).source)
+    est = image_estimate(reader, trace_id, pictured, provider)
+    images = est.estimated_tokens if est is not None else 0
+    return CarriedGap(
+        rec.prompt_tokens - counted - images, ref.call_index, rec.prompt_tokens, counted, images
+    )
 
 
 def call_report(
@@ -244,11 +310,13 @@ def call_report(
     trace = reader.trace(call.trace_id)
     budget = budget_of(trace.source, trace.metadata)
     label = label or f"call {call.call_index}"
+    pictured: list[Message] = []
     rows, elided, n, by, digest = build_report(
         resolve_items(reader, call.trace_id, call.context),
         label=label,
         keep=keep,
         cancel=cancel,
+        images=pictured,
     )
     return ContextReport(
         label,
@@ -267,6 +335,9 @@ def call_report(
         recorded=recorded_of(call.usage),
         reconstructed=isinstance(call.params, dict)
         and call.params.get("context") == "reconstructed",
+        images=image_estimate(
+            reader, call.trace_id, pictured, provider_of(call.model, trace.source)
+        ),
     )
 
 

@@ -31,6 +31,28 @@ class ContextMembership:
     def contains(self, row: int, sequence: int, sendable: bool = True) -> bool:
         return sequence in self.kept or (row >= self.start_row and sendable)
 
+    def status_text(self, rows: int) -> str:
+        """What the current context holds of a path of ``rows`` rows, in the message numbers
+        the timeline shows (``#sequence``, never a row index): the rows before the boundary
+        its ``context_after`` kept (and how many of those are shortened), then the rows
+        after it."""
+        ev = self.boundary
+        if ev is None:
+            return "whole path in context"
+        at = f"#{ev.at_sequence}" if ev.at_sequence is not None else "the start"
+        kept, short, after = len(self.kept), len(self.overridden), rows - self.start_row
+        shortened = f", {short} shortened" if short else ""
+        if kept >= self.start_row:  # every row up to the boundary is still sent
+            how = f", {short} of its messages shortened by" if short else ", kept by"
+            return f"whole path in context{how} the compaction after {at}"
+        if not kept:
+            return f"current context starts after {at}"
+        noun = "message" if kept == 1 else "messages"
+        then = ", then every message sent after it" if after > 0 else ""
+        return (
+            f"current context: {kept:,} {noun} up to {at} kept by its compaction{shortened}{then}"
+        )
+
 
 def context_membership(
     reader: Reader, trace_id: str, head: int | None = None, segments: list[Segment] | None = None

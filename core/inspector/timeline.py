@@ -26,6 +26,7 @@ BADGES: dict[str, str] = {
     "injected_skill": "skill",
     "summary": "summary",
     "nudge": "nudge",
+    "compaction_call": "compaction call",
     "side_branch": "side branch",
     "subagent": "subagent",
     "placeholder": "placeholder",
@@ -68,14 +69,17 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Badges from the message's kind and branch fields, plus the branches forking off it.
 
     ``forks`` names the lines starting at this message: branch types of side branches, or
-    ``"abandoned"`` for the old continuation left behind by a rewind.
+    ``"abandoned"`` for the old continuation left behind by a rewind. A ``compression``
+    branch is a compaction's own model call (the summarizer), badged as that.
     """
     found: set[str] = set()
     if msg.role == "tool" and _is_error(msg):
         found.add("error")
     if msg.kind in _KIND_BADGE:
         found.add(_KIND_BADGE[msg.kind])
-    if msg.branch_type == "subagent" or msg.agent_name != "main":
+    if msg.branch_type == "compression":  # the model call that wrote a compaction's summary
+        found.add("compaction_call")
+    elif msg.branch_type == "subagent" or msg.agent_name != "main":
         found.add("subagent")
     elif msg.branch_type is not None:
         found.add("side_branch")
@@ -84,6 +88,8 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
             found.add("abandoned")
         elif f == "subagent":
             found.add("subagent")
+        elif f == "compression":
+            found.add("compaction_call")
         else:
             found.add("side_branch")
     return tuple(b for b in BADGES if b in found)

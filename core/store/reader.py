@@ -387,6 +387,14 @@ class Reader:
             raise NotFoundError(f"ref {ref_id!r} not found{where}")
         return rows.ref_from_row(row)
 
+    def ref_head(self, trace_id: str, ref_id: str, chars: int) -> str | None:
+        """The first ``chars`` characters of a ref's content without reading the rest (an
+        image's size is in its first bytes; ``None``: no such ref, or no content)."""
+        head = func.substr(t.refs.c.content, 1, chars)
+        q = select(head).where(t.refs.c.trace_id == trace_id, t.refs.c.id == ref_id)
+        value = self.conn.execute(q.limit(1)).scalar()
+        return None if value is None else str(value)
+
     def grants(self, trace_id: str) -> list[Grant]:
         return [rows.grant_from_row(r) for r in self._trace_rows(t.grants, trace_id, "id")]
 

@@ -466,6 +466,12 @@ class Writer:
             .values(tokens_after=tokens_after, details=details)
         )
 
+    def set_compaction_details(self, event_id: int, details: Any) -> None:
+        """An import's boundary learns a link (the compaction run that wrote its summary)."""
+        self.conn.execute(
+            update(t.compactions).where(t.compactions.c.id == event_id).values(details=details)
+        )
+
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
         values = row_values(
             event,

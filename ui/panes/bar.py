@@ -122,8 +122,13 @@ class TokenBar(QWidget):
             x += w + 8
 
 
+#: Parts beyond ``COMPONENTS`` as a person reads them.
+EXTRA_NAMES = {
+    "not_in_transcript": "not in the transcript",
+    "images_estimated": "images (estimated)",
+}
+
+
 def _name(component: str) -> str:
     """A component as a person reads it (``not_in_transcript`` → "not in the transcript")."""
-    return (
-        "not in the transcript" if component == "not_in_transcript" else component.replace("_", " ")
-    )
+    return EXTRA_NAMES.get(component) or component.replace("_", " ")

@@ -21,6 +21,7 @@ from core.inspector.context_report import (
     last_call_diff,
     numbered_call_report,
 )
+from core.inspector.images import gap_text
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import RecordTable
@@ -268,6 +269,8 @@ def _summary(rep: ContextReport) -> str:
         f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted "
         f"({window}{b.status(tokens)})"
     ]
+    if rep.images is not None:
+        parts.append(rep.images.text)
     if rep.elided:
         parts.append(f"{rep.elided:,} items in the middle not listed")
     if rep.reconstructed:  # the tool logged no request: the hash is ctxlens's own
@@ -300,7 +303,7 @@ def _recorded_parts(rep: ContextReport) -> list[str]:
     out.append(f"recorded prompt <b>{rec.prompt_tokens:,}</b>{cached}")
     missing = rep.unexplained
     if missing is not None and missing > 0:
-        out.append(f"{missing:,} not in the transcript (system prompt, tool definitions)")
+        out.append(f"{missing:,} {gap_text(rep.images)}")
     elif missing is not None:
         out.append(f"transcript counted {-missing:,} above the record (tokenizer)")
     return out
@@ -316,7 +319,7 @@ def _carried_parts(rep: ContextReport) -> list[str]:
         f"{gap.recorded_prompt_tokens:,}, {after:+,} counted since"
     ]
     if gap.tokens > 0:
-        out.append(f"{gap.tokens:,} not in the transcript (system prompt, tool definitions)")
+        out.append(f"{gap.tokens:,} {gap_text(rep.images)}")
     else:
         out.append(f"transcript counted {-gap.tokens:,} above the record (tokenizer)")
     return out

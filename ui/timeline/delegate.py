@@ -24,6 +24,7 @@ from ui.timeline.model import (
     Loading,
     MatchRole,
     RowRole,
+    ShortenedRole,
 )
 
 ROW_HEIGHT = 26
@@ -137,6 +138,8 @@ class TimelineDelegate(QStyledItemDelegate):
             right = self._text_right(p, r, right, "not yet", dim, option.font, italic=True)
         elif not live:
             right = self._text_right(p, r, right, "out of context", dim, option.font, italic=True)
+        elif index.data(ShortenedRole):
+            right = self._text_right(p, r, right, "shortened", dim, option.font, italic=True)
         self._preview(p, r, x, right - 8, row, text_color, option.font)
 
     def _role_icon(self, p: QPainter, r: QRect, x: int, role: str) -> int:

@@ -39,6 +39,9 @@ LaterRole = Qt.ItemDataRole.UserRole + 5
 """Playback: the row comes after the call being shown ("not yet")."""
 CursorRole = Qt.ItemDataRole.UserRole + 6
 """Playback: the head of the call being shown."""
+ShortenedRole = Qt.ItemDataRole.UserRole + 7
+"""The current context holds the row's message with other content (a compaction's marker,
+an elided tool output): the row shows the stored message, the model gets less."""
 
 Index = QModelIndex | QPersistentModelIndex
 FETCH_CHUNK = 32
@@ -316,6 +319,8 @@ class TimelineModel(QAbstractListModel):
             return row.sequence
         if role == InContextRole:
             return self.in_context(path_row, row)
+        if role == ShortenedRole:
+            return self.shortened(row)
         if role == MatchRole:
             return row.sequence in self.matches
         if role == LaterRole:
@@ -332,12 +337,19 @@ class TimelineModel(QAbstractListModel):
         m = self.membership
         return True if m is None else m.contains(path_row, row.sequence, row.sendable)
 
+    def shortened(self, row: TimelineRow) -> bool:
+        """The current context holds this message with other content (``ShortenedRole``)."""
+        m = self.membership
+        return self.playback is None and m is not None and row.sequence in m.overridden
+
     def _tooltip(self, path_row: int, row: TimelineRow) -> str:
         if self.later(path_row):
             state = "not yet: after the call being played back"
         elif self.playback is not None:
             live = self.in_context(path_row, row)
             state = "in that call's context" if live else "not in that call's context"
+        elif self.shortened(row):
+            state = "in the current context, shortened by a compaction (the Context pane shows it)"
         elif self.in_context(path_row, row):
             state = "in the current context"
         else:

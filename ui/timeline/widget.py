@@ -404,8 +404,7 @@ class TimelineWidget(QWidget):
             return
         text = f"{self.model.length:,} messages on this path · {len(src.bands)} compaction bands"
         if self.model.membership is not None:
-            live = "current context starts after row " + str(self.model.membership.start_row - 1)
-            text += " · " + (live if self.model.membership.boundary else "whole path in context")
+            text += " · " + self.model.membership.status_text(self.model.length)
         if src.detached:
             n = len(src.detached)
             text += f" · {n} later compaction{'s' if n != 1 else ''} not on this path (rewound)"
@@ -416,11 +415,7 @@ class TimelineWidget(QWidget):
         self.branch_box.clear()
         self.branch_box.addItem("Main path", None)
         for b in src.branches:
-            label = (
-                f"{branch_label(b.kind)} branch from #{b.fork_sequence}: "
-                f"{b.length} messages (tip #{b.tip_sequence})"
-            )
-            self.branch_box.addItem(label, b.tip_sequence)
+            self.branch_box.addItem(b.label, b.tip_sequence)
         if src.head is not None:
             i = self.branch_box.findData(src.head)
             self.branch_box.setCurrentIndex(max(0, i))

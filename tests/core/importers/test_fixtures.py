@@ -74,7 +74,15 @@ def test_claude_code_compactions_and_view(store: Store) -> None:
     assert cleared.sequence == msgs["r1"].sequence and "cleared" in cleared.content
     assert micro.tokens_before == 9000 and micro.trigger == "auto"
     assert (full.trigger, full.tokens_before) == ("manual", 12345)
-    assert full.at_sequence == msgs["a7"].sequence, "the last main-path message before it"
+    # The summary follows the boundary record on the main path; the event is anchored at it
+    # (as ctxlens's own compactions are) and what left is the View at the logical parent.
+    summary = msgs["cs1"]
+    assert summary.branch_type is None and summary.kind == "summary"
+    boundary = next(m for m in msgs.values() if m.sequence == summary.parent_sequence)
+    assert boundary.content.startswith("Conversation compacted")
+    assert boundary.parent_sequence == msgs["a7"].sequence, "the last main-path message before it"
+    assert full.at_sequence == summary.sequence
+    assert msgs["a7"].sequence in full.removed and summary.sequence not in full.removed
     assert (
         [i.sequence for i in full.context_after]
         == [msgs["cs1"].sequence]

@@ -18,6 +18,7 @@ import pytest
 
 from core.errors import InvalidInputError
 from core.importers.api import import_paths, plan
+from core.importers.detect import sniff
 from core.store import Store
 from tests.conftest import TRACES
 
@@ -176,11 +177,17 @@ def test_claude_code_usage_counted_once_and_compaction(store: Store) -> None:
         assert c.tokens_before == boundary["compactMetadata"]["preTokens"]
         assert c.trigger == boundary["compactMetadata"]["trigger"]
         s = r.message(res.trace_id, c.summary_sequence)
-        assert s.content == summary and s.kind == "summary" and s.branch_type == "compression"
-        at = r.message(res.trace_id, c.at_sequence)
+        assert s.content == summary and s.kind == "summary" and s.branch_type is None
+        # On the main path right after the boundary record, where Claude Code put it into
+        # the model's context; the event is anchored at it.
+        mark = r.message(res.trace_id, s.parent_sequence)
+        assert mark.metadata["subtype"] == "compact_boundary"
+        at = r.message(res.trace_id, mark.parent_sequence)
         assert at.metadata["uuid"] == boundary["logicalParentUuid"]
         path = r.main_path_sequences(res.trace_id)
-        assert c.at_sequence in path and c.summary_sequence not in path
+        assert c.at_sequence == c.summary_sequence
+        assert path.index(c.summary_sequence) == path.index(mark.sequence) + 1
+        assert at.sequence in c.removed
         # the subagent hangs on the assistant message that holds its Task call
         (sub,) = {
             m.branch_id: m for m in r.all_messages(res.trace_id) if m.branch_type == "subagent"
@@ -374,18 +381,24 @@ def test_otel_trace(store: Store, path: Path) -> None:
             assert call.usage and call.usage["input_tokens"] > 0
 
 
-def test_otel_langfuse_chatml_map(store: Store) -> None:
+def test_langfuse_chatml_map_is_refused_not_mistyped(store: Store) -> None:
+    """Langfuse's normalised ChatML (observation id -> parsed input/output messages, the
+    expected output of its tests) is no trace: detection refuses it by content, and the
+    import says what it is, naming the file, and writes nothing (issue 13, finding 4)."""
     path = next((TRACES / "otel_genai").rglob("*.chatml.json"))
-    (res,) = import_paths(store, [path])
-    entries = _load(path).values()
-    distinct = {  # the same message logged by two observations is one message
-        json.dumps(m, sort_keys=True)
-        for e in entries
-        for side in (e["input"], e["output"])
-        if side.get("success")
-        for m in side["data"]
-    }
-    assert res.messages == len(distinct)
+    entries = _load(path)
+    assert all(set(e) == {"input", "output"} and "success" in e["output"]
+               for e in entries.values())  # fmt: skip
+    assert sniff(path) is None
+    for fmt in ("auto", "otel", "openai"):
+        with pytest.raises(InvalidInputError) as err:
+            import_paths(store, [path], fmt=fmt)
+        text = str(err.value)
+        assert text.startswith(f"{path}: a Langfuse ChatML map")
+        assert f"from {len(entries)} observations" in text and "not a trace" in text
+        assert path.name.replace(".chatml.json", ".trace.json") in text
+    with store.read() as r:
+        assert r.traces() == []
 
 
 # -- SWE-agent and OpenAI messages ------------------------------------------------------
