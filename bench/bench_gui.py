@@ -149,10 +149,11 @@ def _wait(app: Any, cond: Any, timeout: float = 120.0) -> None:
 
 
 def _rows_shown(window: Any) -> bool:
-    """What the user waits for: the panes are built (after the window's first frame,
-    ``ui/window_panes.py:build``), the trace's path is loaded and its rows are on screen
-    (no page still loading, so no placeholders)."""
-    if not window.ready:
+    """What the user waits for: the timeline is built (after the window's first frame,
+    ``ui/window_timeline.py:build_timeline``), the trace's path is loaded and its rows are
+    on screen (no page still loading, so no placeholders). The other panes follow the rows
+    (``ui/window_panes.py:build``), their docks saying "Loading…" until then."""
+    if not window.timeline_built:
         return False
     timeline = window.timeline
     return timeline.source is not None and not timeline.loading

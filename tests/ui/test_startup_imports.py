@@ -95,3 +95,53 @@ def test_the_window_paints_then_fills_in(
     assert win.docks["traces"].widget() is win.traces
     assert win.session.trace_id is not None and win.timeline.source is not None
     assert win.traces.model.records, "the trace list is filled"
+
+
+#: Not loaded before the trace's rows are painted (issue 20): the other panes and theirs.
+AFTER_THE_ROWS = (
+    "ui.window_panes",
+    "ui.run_controller",
+    "ui.live",
+    "ui.panes.detail",
+    "ui.panes.traces",
+    "core.run.live",
+    "core.live.otlp_server",
+    "pygments",
+    "sqlalchemy.dialects.postgresql",
+)
+
+
+def test_the_rows_come_before_the_other_panes_and_their_modules(sample_path: Path) -> None:
+    """``app/gui.py:make_window`` as the app starts it, on an existing store: when the
+    other panes start to be built, the timeline already holds the trace's rows, their
+    modules are not loaded yet and their docks say "Loading…"; then every pane fills in."""
+    code = (
+        "from app.gui import GuiOptions, make_window\n"
+        "import tempfile, os, sys, time\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "import ui.main_window as mw\n"
+        "seen = {}\n"
+        "build = mw.MainWindow._build_panes\n"
+        "def spy(self):\n"
+        "    if not seen:\n"
+        "        seen.update(rows=self.timeline.model.length, ready=self.ready,\n"
+        f"            loaded=[m for m in {AFTER_THE_ROWS!r} if m in sys.modules],\n"
+        "            goals=self.docks['goals'].widget().text())\n"
+        "    build(self)\n"
+        "mw.MainWindow._build_panes = spy\n"
+        "d = tempfile.mkdtemp()\n"
+        f"app, w = make_window(GuiOptions(db={str(sample_path)!r}, "
+        "settings=os.path.join(d, 's.ini')))\n"
+        "w.show()\n"
+        "end = time.monotonic() + 60\n"
+        "while not w.is_settled() and time.monotonic() < end:\n"
+        "    app.processEvents(); time.sleep(0.005)\n"
+        "assert seen == {'rows': w.timeline.model.length, 'ready': False, 'loaded': [], "
+        "'goals': 'Loading…'}, seen\n"
+        "assert seen['rows'] > 0 and w.is_settled() and w.traces.model.records\n"
+        "assert w.docks['goals'].widget() is w.goals\n"
+        "assert w.detail.detail.message.sequence == w.timeline.selected_sequence()\n"
+        "w.close()\n"
+    )
+    server_only = "sqlalchemy.dialects.postgresql"  # a SQLite store never loads it
+    assert _loaded(code, AFTER_THE_ROWS) == [m for m in AFTER_THE_ROWS if m != server_only]
