@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -136,7 +136,10 @@ class MainWindow(QMainWindow):
         self._opening_url: int | None = None
         self.setAcceptDrops(True)
         self._build_frame()
+        self._held: list[QAction] = []
+        """Actions disabled until every pane exists (their handlers call the panes)."""
         if paint_first:
+            self._hold_actions()
             after_first_paint(self, self._rows_first)
         else:
             self._build_timeline()
@@ -186,6 +189,14 @@ class MainWindow(QMainWindow):
             Qt.ConnectionType.SingleShotConnection,
         )
 
+    def _hold_actions(self) -> None:
+        """Between the rows and the other panes the window takes input: the menus and the
+        toolbar stay disabled until the panes they act on exist (the docks can move)."""
+        for entry in self.registry.all():
+            if entry.action.isEnabled() and not entry.id.startswith("pane."):
+                entry.action.setEnabled(False)
+                self._held.append(entry.action)
+
     def _build_panes(self) -> None:
         if self.ready:
             return
@@ -194,6 +205,9 @@ class MainWindow(QMainWindow):
         build(self)
         self._connect()
         catch_up(self)
+        for action in self._held:
+            action.setEnabled(True)
+        self._held = []
         self._run_state()
         self.ready = True
         self.detail.set_dark(self.settings.theme == "dark")
@@ -443,7 +457,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(report.headline().capitalize(), 10_000)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if _local_paths(event) and self.session.store is not None:
+        if _local_paths(event) and self.session.store is not None and self.ready:
             event.acceptProposedAction()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:

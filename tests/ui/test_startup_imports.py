@@ -145,3 +145,18 @@ def test_the_rows_come_before_the_other_panes_and_their_modules(sample_path: Pat
     )
     server_only = "sqlalchemy.dialects.postgresql"  # a SQLite store never loads it
     assert _loaded(code, AFTER_THE_ROWS) == [m for m in AFTER_THE_ROWS if m != server_only]
+
+
+def test_the_gui_command_starts_its_window_before_the_store_loads(sample_path: Path) -> None:
+    """``ctxlens gui`` on an existing store reaches ``app/gui.py:launch`` (which paints the
+    frame first) without SQLAlchemy or the store's modules loaded."""
+    code = (
+        "import app.gui\n"
+        "seen = []\n"
+        "app.gui.launch = lambda opts: seen.append(sorted(\n"
+        f"    m for m in {AFTER_FIRST_PAINT!r} if m in sys.modules)) or 0\n"
+        "from app.cli import main\n"
+        f"assert main(['--db', {str(sample_path)!r}, 'gui']) == 0\n"
+        "assert seen == [[]], seen\n"
+    )
+    assert _loaded(code, ()) == []
