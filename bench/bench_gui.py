@@ -170,9 +170,10 @@ def worker_open(path: str) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
     QApplication.instance() or QApplication([])
-    # Imports are not part of "open" (the cold start figure has them; the panes' modules
-    # load after the window's first frame).
+    # Imports are not part of "open" (the cold start figure has them; the timeline's
+    # modules load after the window's first frame, the other panes' after its rows).
     import ui.window_panes  # noqa: F401
+    import ui.window_timeline  # noqa: F401
 
     t0 = time.perf_counter()
     app, window = _window(path)
