@@ -133,6 +133,8 @@ class MainWindow(QMainWindow):
         """The timeline exists (``paint_first``: after the first frame)."""
         self._waiting: list[Callable[[], object]] = []
         self._waiting_timeline: list[Callable[[], object]] = []
+        self._closed = False
+        """Closed before a stage of the start ran: it no longer does."""
         self._opening_url: int | None = None
         self.setAcceptDrops(True)
         self._build_frame()
@@ -178,6 +180,8 @@ class MainWindow(QMainWindow):
         """After the first frame: the timeline, the store (opening it selects a trace, whose
         rows load off the UI thread), then the other panes once those rows are painted; at
         once when there is nothing to load, after ``ROWS_WAIT_MS`` when the load fails."""
+        if self._closed:
+            return
         self._build_timeline()
         if self.session.trace_id is None:
             self._build_panes()
@@ -198,7 +202,7 @@ class MainWindow(QMainWindow):
                 self._held.append(entry.action)
 
     def _build_panes(self) -> None:
-        if self.ready:
+        if self.ready or self._closed:
             return
         from ui.window_panes import build, catch_up
 
@@ -713,6 +717,7 @@ class MainWindow(QMainWindow):
         if self.timeline_built:  # closed before the first frame: no timeline yet
             self.timeline.shutdown()
         self.session.close()
+        self._closed = True
         super().closeEvent(event)
 
 

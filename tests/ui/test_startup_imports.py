@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ui.main_window import MainWindow
+from ui.main_window import ROWS_WAIT_MS, MainWindow
 from ui.settings import AppSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +160,16 @@ def test_the_gui_command_starts_its_window_before_the_store_loads(sample_path: P
         "assert seen == [[]], seen\n"
     )
     assert _loaded(code, ()) == []
+
+
+def test_a_window_closed_before_its_rows_never_builds_the_panes(
+    qtbot: Any, settings: AppSettings, sample_path: Path
+) -> None:
+    win = MainWindow(settings, paint_first=True)
+    qtbot.addWidget(win)
+    win.open_store(sample_path)
+    win.show()
+    qtbot.waitUntil(lambda: win.timeline_built, timeout=20_000)
+    win.close()
+    qtbot.wait(ROWS_WAIT_MS + 300)  # past the stage's fallback timer
+    assert not win.ready and not hasattr(win, "traces")
