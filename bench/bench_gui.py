@@ -172,7 +172,7 @@ def worker_open(path: str) -> dict[str, Any]:
     QApplication.instance() or QApplication([])
     # Imports are not part of "open" (the cold start figure has them; the timeline's
     # modules load after the window's first frame, the other panes' after its rows).
-    import ui.window_panes  # noqa: F401
+    import ui.window_panes
     import ui.window_timeline  # noqa: F401
 
     t0 = time.perf_counter()
