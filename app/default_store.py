@@ -12,9 +12,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import CtxlensError
-from core.store import Store
+
+if TYPE_CHECKING:  # SQLAlchemy: `ctxlens gui` asks needs_default_store before its first frame
+    from core.store import Store
 
 Progress = Callable[[int], None]
 """Told the number of model calls recorded so far."""
@@ -63,6 +66,8 @@ def build_default_store(
     tmp = path.with_name(path.name + ".creating")
     for leftover in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
         leftover.unlink(missing_ok=True)
+    from core.store import Store
+
     with Store.open(tmp) as store:
         populate(store, progress, cancel)
         with store.engine.connect() as conn:

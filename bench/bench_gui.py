@@ -149,10 +149,11 @@ def _wait(app: Any, cond: Any, timeout: float = 120.0) -> None:
 
 
 def _rows_shown(window: Any) -> bool:
-    """What the user waits for: the panes are built (after the window's first frame,
-    ``ui/window_panes.py:build``), the trace's path is loaded and its rows are on screen
-    (no page still loading, so no placeholders)."""
-    if not window.ready:
+    """What the user waits for: the timeline is built (after the window's first frame,
+    ``ui/window_timeline.py:build_timeline``), the trace's path is loaded and its rows are
+    on screen (no page still loading, so no placeholders). The other panes follow the rows
+    (``ui/window_panes.py:build``), their docks saying "Loading…" until then."""
+    if not window.timeline_built:
         return False
     timeline = window.timeline
     return timeline.source is not None and not timeline.loading
@@ -169,9 +170,10 @@ def worker_open(path: str) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
     QApplication.instance() or QApplication([])
-    # Imports are not part of "open" (the cold start figure has them; the panes' modules
-    # load after the window's first frame).
-    import ui.window_panes  # noqa: F401
+    # Imports are not part of "open" (the cold start figure has them; the timeline's
+    # modules load after the window's first frame, the other panes' after its rows).
+    import ui.window_panes
+    import ui.window_timeline  # noqa: F401
 
     t0 = time.perf_counter()
     app, window = _window(path)

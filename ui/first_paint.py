@@ -1,9 +1,11 @@
-"""Run something once a window has painted its first frame (issue 17: the window first).
+"""Run something once a widget has painted (issue 17: the window first; issue 20: the
+trace's rows before the other panes).
 
-An application event filter sees the first paint of any widget of the window, removes
-itself and queues the callback, so the frame is finished before the callback's work
-starts. A window that is never shown (a test, a script) gets its callback on the next
-loop turn; a shown one whose paint never comes (an unmapped window) after ``fallback_ms``.
+An application event filter sees the first paint of the widget or of any widget inside it
+(same window), removes itself and queues the callback, so the frame is finished before the
+callback's work starts. A widget that is not visible (a window never shown: a test, a
+script) gets its callback on the next loop turn; a shown one whose paint never comes (an
+unmapped window) after ``fallback_ms``.
 """
 
 from __future__ import annotations
@@ -15,20 +17,20 @@ from PySide6.QtWidgets import QWidget
 
 
 class _FirstPaint(QObject):
-    def __init__(self, window: QWidget, then: Callable[[], object], fallback_ms: int) -> None:
-        super().__init__(window)
-        self.window, self.then, self.done = window, then, False
+    def __init__(self, widget: QWidget, then: Callable[[], object], fallback_ms: int) -> None:
+        super().__init__(widget)
+        self.widget, self.then, self.done = widget, then, False
         QTimer.singleShot(0, self, self._unless_shown)
         QTimer.singleShot(fallback_ms, self, self.fire)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         painted = event.type() == QEvent.Type.Paint and isinstance(obj, QWidget)
-        if painted and obj.window() is self.window:  # type: ignore[attr-defined]
+        if painted and (obj is self.widget or self.widget.isAncestorOf(obj)):  # type: ignore[arg-type]
             QTimer.singleShot(0, self, self.fire)  # the frame completes first
         return False
 
     def _unless_shown(self) -> None:
-        if not self.window.isVisible():
+        if not self.widget.isVisible():
             self.fire()
 
     def fire(self) -> None:
@@ -41,9 +43,9 @@ class _FirstPaint(QObject):
         self.then()
 
 
-def after_first_paint(window: QWidget, then: Callable[[], object], fallback_ms: int = 1500) -> None:
-    """Call ``then`` once, after ``window``'s first painted frame."""
-    watcher = _FirstPaint(window, then, fallback_ms)
+def after_first_paint(widget: QWidget, then: Callable[[], object], fallback_ms: int = 1500) -> None:
+    """Call ``then`` once, after ``widget``'s next painted frame (a window: its first)."""
+    watcher = _FirstPaint(widget, then, fallback_ms)
     app = QCoreApplication.instance()
     if app is not None:
         app.installEventFilter(watcher)

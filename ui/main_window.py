@@ -5,10 +5,13 @@ Wiring only: the actions are a table (``ui/window_actions.py``), the panes are b
 connects their signals and remembers layout, geometry, theme and recent stores.
 
 The window paints first (issue 17): its frame (menus, toolbar, status bar and the docks,
-"Loading…") is made from modules that load in a few milliseconds; the panes and what
-they import follow after the first frame (``paint_first=True``, as ``app/gui.py`` starts
-it). Requests made before that (open a store, select a message) wait for them
-(``when_ready``). Without ``paint_first`` (tests, scripts) everything is built at once.
+"Loading…") is made from modules that load in a few milliseconds. Then the trace's rows
+(issue 20): after the first frame the timeline is built and the store opened
+(``ui/window_timeline.py``), and only once its rows are painted do the other panes and
+what they import follow (``ui/window_panes.py``; ``paint_first=True``, as ``app/gui.py``
+starts it). A store opened before the timeline exists waits for it; other requests
+(select a message, report a problem) wait for every pane (``when_ready``). Without
+``paint_first`` (tests, scripts) everything is built at once.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -83,6 +86,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ctxlens.ui")
 LAYOUT_VERSION = 1
+#: The other panes follow the trace's rows, or this long after the timeline when the rows
+#: never come (the load failed: the error is shown).
+ROWS_WAIT_MS = 3000
 BUSY_TIP = "Pause the run first (F6)"
 
 
@@ -123,14 +129,23 @@ class MainWindow(QMainWindow):
         self.last_error: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None
         self.ready = False
-        """The panes are built (``paint_first``: after the first frame)."""
+        """Every pane is built (``paint_first``: after the trace's rows are painted)."""
+        self.timeline_built = False
+        """The timeline exists (``paint_first``: after the first frame)."""
         self._waiting: list[Callable[[], object]] = []
+        self._waiting_timeline: list[Callable[[], object]] = []
+        self._closed = False
+        """Closed before a stage of the start ran: it no longer does."""
         self._opening_url: int | None = None
         self.setAcceptDrops(True)
         self._build_frame()
+        self._held: list[QAction] = []
+        """Actions disabled until every pane exists (their handlers call the panes)."""
         if paint_first:
-            after_first_paint(self, self._build_panes)
+            self._hold_actions()
+            after_first_paint(self, self._rows_first)
         else:
+            self._build_timeline()
             self._build_panes()
 
     # -- construction ---------------------------------------------------------------------
@@ -153,11 +168,51 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._restore()
 
+    def _build_timeline(self) -> None:
+        from ui.window_timeline import build_timeline
+
+        build_timeline(self)
+        self.timeline_built = True
+        waiting, self._waiting_timeline = self._waiting_timeline, []
+        for request in waiting:
+            request()
+
+    def _rows_first(self) -> None:
+        """After the first frame: the timeline, the store (opening it selects a trace, whose
+        rows load off the UI thread), then the other panes once those rows are painted; at
+        once when there is nothing to load, after ``ROWS_WAIT_MS`` when the load fails."""
+        if self._closed:
+            return
+        self._build_timeline()
+        if self.session.trace_id is None:
+            self._build_panes()
+            return
+        QTimer.singleShot(ROWS_WAIT_MS, self, self._build_panes)
+        viewport = self.timeline.view.viewport()
+        self.timeline.loaded.connect(
+            lambda: after_first_paint(viewport, self._build_panes),
+            Qt.ConnectionType.SingleShotConnection,
+        )
+
+    def _hold_actions(self) -> None:
+        """Between the rows and the other panes the window takes input: the menus and the
+        toolbar stay disabled until the panes they act on exist (the docks can move)."""
+        for entry in self.registry.all():
+            if entry.action.isEnabled() and not entry.id.startswith("pane."):
+                entry.action.setEnabled(False)
+                self._held.append(entry.action)
+
     def _build_panes(self) -> None:
-        from ui.window_panes import build
+        if self.ready or self._closed:
+            return
+        from ui.window_panes import build, catch_up
 
         build(self)
         self._connect()
+        catch_up(self)
+        for action in self._held:
+            action.setEnabled(True)
+        self._held = []
         self._run_state()
         self.ready = True
         self.detail.set_dark(self.settings.theme == "dark")
@@ -258,10 +313,10 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def open_store(self, path: str | Path, trace_id: str | None = None) -> bool:
-        if not self.ready:  # the first frame is up; the store opens with the panes
+        if not self.timeline_built:  # the first frame is up; the store opens with the timeline
             self.statusBar().showMessage(f"Opening {path}…")
-            self.when_ready(lambda: self.statusBar().clearMessage())
-            self.when_ready(lambda: self.open_store(path, trace_id))
+            self._waiting_timeline.append(lambda: self.statusBar().clearMessage())
+            self._waiting_timeline.append(lambda: self.open_store(path, trace_id))
             return True
         if not self._run_idle("open another store"):
             return False
@@ -407,7 +462,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(report.headline().capitalize(), 10_000)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if _local_paths(event) and self.session.store is not None:
+        if _local_paths(event) and self.session.store is not None and self.ready:
             event.acceptProposedAction()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
@@ -510,8 +565,9 @@ class MainWindow(QMainWindow):
 
     # -- run controls ---------------------------------------------------------------------
     def _run_idle(self, doing: str) -> bool:
-        """Refuse ``doing`` while a step is in flight (the runner writes to the trace)."""
-        if self.live.idle:
+        """Refuse ``doing`` while a step is in flight (the runner writes to the trace; no
+        run before the run controls exist)."""
+        if not self.ready or self.live.idle:
             return True
         self.statusBar().showMessage(f"Cannot {doing} while the run is busy: pause it first.", 6000)
         return False
@@ -669,9 +725,10 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.settings.sync()
         self.runner.shutdown()
-        if self.ready:  # closed before the panes were built: no timeline yet
+        if self.timeline_built:  # closed before the first frame: no timeline yet
             self.timeline.shutdown()
         self.session.close()
+        self._closed = True
         super().closeEvent(event)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
@@ -98,3 +100,27 @@ def test_the_message_records_carry_the_table_columns() -> None:
     assert {f.name for f in fields(NewMessage)} == set(FIELDS)
     assert set(JSON_COLUMNS) == {"parts", "tool_calls", "usage", "metadata"}
     assert set(EXPORT_FIELDS) == set(COLUMNS) - {"trace_id", "line", "depth"}
+
+
+def test_the_tool_call_index_is_partial_on_both_databases_without_importing_postgresql() -> None:
+    """The schema names no PostgreSQL option (its dialect would load on every start of a
+    SQLite store, issue 20); a PostgreSQL store still gets the partial index on create."""
+    probe = (
+        "import sys, core.store.schema as t\n"
+        "assert 'sqlalchemy.dialects.postgresql' not in sys.modules\n"
+        "from sqlalchemy import create_mock_engine\n"
+        "for url in ('postgresql+psycopg://', 'sqlite://'):\n"
+        "    out = []\n"
+        "    ddl = lambda sql, *a, **k: out.append(str(sql.compile(dialect=e.dialect)))\n"
+        "    e = create_mock_engine(url, ddl)\n"
+        "    t.metadata.create_all(e, checkfirst=False)\n"
+        "    made = [s.strip() for s in out if 'INDEX ix_messages_tool_call_id' in s]\n"
+        "    assert made == ['CREATE INDEX ix_messages_tool_call_id ON messages "
+        "(trace_id, tool_call_id) WHERE tool_call_id IS NOT NULL'], (url, made)\n"
+        "print('ok')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

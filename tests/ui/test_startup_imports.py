@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ui.main_window import MainWindow
+from ui.main_window import ROWS_WAIT_MS, MainWindow
 from ui.settings import AppSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,3 +95,81 @@ def test_the_window_paints_then_fills_in(
     assert win.docks["traces"].widget() is win.traces
     assert win.session.trace_id is not None and win.timeline.source is not None
     assert win.traces.model.records, "the trace list is filled"
+
+
+#: Not loaded before the trace's rows are painted (issue 20): the other panes and theirs.
+AFTER_THE_ROWS = (
+    "ui.window_panes",
+    "ui.run_controller",
+    "ui.live",
+    "ui.panes.detail",
+    "ui.panes.traces",
+    "core.run.live",
+    "core.live.otlp_server",
+    "pygments",
+    "sqlalchemy.dialects.postgresql",
+)
+
+
+def test_the_rows_come_before_the_other_panes_and_their_modules(sample_path: Path) -> None:
+    """``app/gui.py:make_window`` as the app starts it, on an existing store: when the
+    other panes start to be built, the timeline already holds the trace's rows, their
+    modules are not loaded yet and their docks say "Loading…"; then every pane fills in."""
+    code = (
+        "from app.gui import GuiOptions, make_window\n"
+        "import tempfile, os, sys, time\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "import ui.main_window as mw\n"
+        "seen = {}\n"
+        "build = mw.MainWindow._build_panes\n"
+        "def spy(self):\n"
+        "    if not seen:\n"
+        "        seen.update(rows=self.timeline.model.length, ready=self.ready,\n"
+        f"            loaded=[m for m in {AFTER_THE_ROWS!r} if m in sys.modules],\n"
+        "            goals=self.docks['goals'].widget().text())\n"
+        "    build(self)\n"
+        "mw.MainWindow._build_panes = spy\n"
+        "d = tempfile.mkdtemp()\n"
+        f"app, w = make_window(GuiOptions(db={str(sample_path)!r}, "
+        "settings=os.path.join(d, 's.ini')))\n"
+        "w.show()\n"
+        "end = time.monotonic() + 60\n"
+        "while not w.is_settled() and time.monotonic() < end:\n"
+        "    app.processEvents(); time.sleep(0.005)\n"
+        "assert seen == {'rows': w.timeline.model.length, 'ready': False, 'loaded': [], "
+        "'goals': 'Loading…'}, seen\n"
+        "assert seen['rows'] > 0 and w.is_settled() and w.traces.model.records\n"
+        "assert w.docks['goals'].widget() is w.goals\n"
+        "assert w.detail.detail.message.sequence == w.timeline.selected_sequence()\n"
+        "w.close()\n"
+    )
+    server_only = "sqlalchemy.dialects.postgresql"  # a SQLite store never loads it
+    assert _loaded(code, AFTER_THE_ROWS) == [m for m in AFTER_THE_ROWS if m != server_only]
+
+
+def test_the_gui_command_starts_its_window_before_the_store_loads(sample_path: Path) -> None:
+    """``ctxlens gui`` on an existing store reaches ``app/gui.py:launch`` (which paints the
+    frame first) without SQLAlchemy or the store's modules loaded."""
+    code = (
+        "import app.gui\n"
+        "seen = []\n"
+        "app.gui.launch = lambda opts: seen.append(sorted(\n"
+        f"    m for m in {AFTER_FIRST_PAINT!r} if m in sys.modules)) or 0\n"
+        "from app.cli import main\n"
+        f"assert main(['--db', {str(sample_path)!r}, 'gui']) == 0\n"
+        "assert seen == [[]], seen\n"
+    )
+    assert _loaded(code, ()) == []
+
+
+def test_a_window_closed_before_its_rows_never_builds_the_panes(
+    qtbot: Any, settings: AppSettings, sample_path: Path
+) -> None:
+    win = MainWindow(settings, paint_first=True)
+    qtbot.addWidget(win)
+    win.open_store(sample_path)
+    win.show()
+    qtbot.waitUntil(lambda: win.timeline_built, timeout=20_000)
+    win.close()
+    qtbot.wait(ROWS_WAIT_MS + 300)  # past the stage's fallback timer
+    assert not win.ready and not hasattr(win, "traces")
