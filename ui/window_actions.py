@@ -68,7 +68,7 @@ ACTIONS: tuple[Spec, ...] = (
     Spec("view.palette", "Command &palette…", call("show_palette"), "Ctrl+Shift+P", menu="View"),
     Spec("view.dark", "&Dark theme", call("theme_toggled"), "Ctrl+Shift+L", menu="View",
          checkable=True),
-    Spec("view.reset", "Reset &layout", call("reset_layout"), "Ctrl+Shift+0", menu="View"),
+    Spec("view.reset", "Reset &layout", lambda w: w.reset_layout(), "Ctrl+Shift+0", menu="View"),
     Spec("nav.search", "&Search timeline", call("focus_search"), "Ctrl+F", menu="Navigate"),
     Spec("nav.next", "&Next match", call("timeline.step_match", 1), "F3", menu="Navigate"),
     Spec("nav.prev", "&Previous match", call("timeline.step_match", -1), "Shift+F3",

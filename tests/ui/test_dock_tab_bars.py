@@ -48,6 +48,6 @@ def test_one_tab_bar_per_dock_group_and_none_over_a_pane(
     win = open_window(qtbot, settings, db)
     qtbot.waitUntil(lambda: len(_bars(win)) == 2, timeout=5_000)
     _check(win)
-    win.reset_layout()
+    win.registry["view.reset"].trigger()  # View → Reset layout
     qtbot.waitUntil(lambda: len(_bars(win)) == 2, timeout=5_000)
     _check(win)
