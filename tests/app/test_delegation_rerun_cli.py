@@ -6,7 +6,6 @@ refused with the name of its root."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from core.demo.delegation import TASK, create_delegation_trace, open_delegation_run
+from core.demo.delegation import create_delegation_trace
 from core.store import Store
 from tests.core.llm.conftest import serve
+from tests.helpers.delegation_run import stopped_after
 
 __all__ = ["serve"]
 Cli = Callable[..., tuple[int, str]]
@@ -31,21 +31,6 @@ def _tree(cli: Cli, db: Path, trace: str) -> dict[str, Any]:
     code, out = cli("--db", str(db), "delegation", trace, "--json")
     assert code == 0, out
     return json.loads(out)
-
-
-def _stopped_after(db: Path, steps: int) -> str:
-    """A delegation demo run whose process went away after ``steps`` steps."""
-
-    async def go() -> str:
-        with Store.open(db) as store:
-            trace_id = create_delegation_trace(store)
-            async with open_delegation_run(store, trace_id) as runner:
-                await runner.start_turn(TASK)
-                for _ in range(steps):
-                    await runner.step()
-            return trace_id
-
-    return asyncio.run(go())
 
 
 def test_replay_of_a_delegation_root_delegates_again(
@@ -82,7 +67,7 @@ def test_replay_of_a_delegation_root_delegates_again(
 
 def test_resume_after_the_first_child_finishes_the_tree(tmp_path: Path, cli: Cli) -> None:
     db = tmp_path / "r.db"
-    trace = _stopped_after(db, 3)  # the root's first agent() round is done
+    trace = stopped_after(db, 3)  # the root's first agent() round is done
     assert _names(_tree(cli, db, trace)) == ["root", "root/scout"]
     code, out = cli("--db", str(db), "resume", trace, "--json")
     assert code == 0, out

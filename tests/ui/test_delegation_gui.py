@@ -5,7 +5,6 @@ delegation trace on the same runner. Real store file, scripted model on 127.0.0.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
@@ -14,8 +13,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from core.delegation.runner import DelegatingRunner
 from core.delegation.store import children
-from core.demo.delegation import TASK, create_delegation_trace, open_delegation_run
-from core.store import Store
+from tests.helpers.delegation_run import stopped_after
 from tests.ui.test_run_controls import _drive, _settle, _step, _until
 from ui.dialogs.new_demo import NewDemoDialog
 from ui.main_window import MainWindow
@@ -84,24 +82,11 @@ def test_new_delegation_demo_runs_to_the_whole_tree(
     _drive(qloop, window, scenario)
 
 
-def _stopped_after(db: Path, steps: int) -> str:
-    async def go() -> str:
-        with Store.open(db) as store:
-            trace_id = create_delegation_trace(store)
-            async with open_delegation_run(store, trace_id) as runner:
-                await runner.start_turn(TASK)
-                for _ in range(steps):
-                    await runner.step()
-            return trace_id
-
-    return asyncio.run(go())
-
-
 def test_step_continues_a_stopped_delegation_trace(
     window: MainWindow, qloop: qasync.QEventLoop, tmp_path: Path
 ) -> None:
     db = tmp_path / "stopped.db"
-    trace_id = _stopped_after(db, 3)  # the scout has run once
+    trace_id = stopped_after(db, 3)  # the scout has run once
 
     async def scenario() -> None:
         assert window.open_store(db, trace_id)
