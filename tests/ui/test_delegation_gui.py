@@ -14,8 +14,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 from core.delegation.runner import DelegatingRunner
 from core.delegation.store import children
 from tests.helpers.delegation_run import stopped_after
-from tests.ui.test_run_controls import _drive, _settle, _step, _until
-from ui.dialogs.new_demo import NewDemoDialog
+from tests.ui.test_run_controls import _drive, _open_new_demo, _settle, _step, _until
 from ui.main_window import MainWindow
 
 SHOT = Path(os.environ.get("CTXLENS_SHOT_DIR", "/tmp/h15")) / "delegation_pane.png"
@@ -30,10 +29,7 @@ def test_new_delegation_demo_runs_to_the_whole_tree(
     window: MainWindow, qloop: qasync.QEventLoop
 ) -> None:
     async def scenario() -> None:
-        window.registry["run.new_demo"].trigger()
-        dialog = window.demo_dialog
-        assert isinstance(dialog, NewDemoDialog)
-        await _until(dialog.isVisible)
+        dialog = await _open_new_demo(window)
         dialog.scenario.setCurrentIndex(dialog.scenario.findData("delegation"))
         assert not dialog.mode.isEnabled() and not dialog.steps.isEnabled()
         assert "validator_chars" in dialog.settings.placeholderText()

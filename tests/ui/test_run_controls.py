@@ -58,6 +58,15 @@ async def _until(check: Callable[[], bool], timeout: float = 30) -> None:
         await asyncio.sleep(0.01)
 
 
+async def _open_new_demo(win: MainWindow) -> NewDemoDialog:
+    """Run → New demo run…, as the user opens it: the dialog, once it shows."""
+    win.registry["run.new_demo"].trigger()
+    dialog = win.demo_dialog
+    assert isinstance(dialog, NewDemoDialog)
+    await _until(dialog.isVisible)
+    return dialog
+
+
 def _path(win: MainWindow) -> list[int]:
     store, trace_id = win.session.store, win.session.trace_id
     assert store is not None and trace_id is not None
@@ -130,10 +139,7 @@ def test_new_demo_run_then_step_adds_rows_and_moves_the_phase(
     window: MainWindow, qloop: qasync.QEventLoop, qtbot: Any
 ) -> None:
     async def scenario() -> None:
-        window.registry["run.new_demo"].trigger()
-        dialog = window.demo_dialog
-        assert isinstance(dialog, NewDemoDialog)
-        await _until(dialog.isVisible)
+        dialog = await _open_new_demo(window)
         dialog.mode.setCurrentIndex(dialog.mode.findData("naive"))
         dialog.steps.setValue(30)
         dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
