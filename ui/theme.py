@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
+from ui.widgets import wrapped_label
+
 ROLE_COLORS = {
     "system": "#7c6f64",
     "user": "#2f7ed8",
@@ -127,9 +129,7 @@ def set_accent(widget: QWidget, accent: str) -> None:
 def accent_note(name: str, accent: str) -> QLabel:
     """A hidden, word-wrapped line for an ``error`` or a ``warning`` in its accent colour
     (a dialog shows it when it has something to say)."""
-    label = QLabel("")
-    label.setObjectName(name)
-    label.setWordWrap(True)
+    label = wrapped_label(name=name)
     set_accent(label, accent)
     label.setVisible(False)
     return label

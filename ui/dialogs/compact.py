@@ -57,6 +57,7 @@ from ui.session import Session
 from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskControl, TaskRunner
 from ui.theme import accent_note
+from ui.widgets import wrapped_label
 
 LOST, KEPT = "#c0392b", None
 RETENTION_COLUMNS: list[Column[RetentionRow]] = [
@@ -148,8 +149,7 @@ class CompactDialog(QDialog):
 
         self.trace_label = QLabel(f"Trace: {title or self.trace_id or '—'}")
         self.trace_label.setObjectName("compactTrace")
-        self.help = QLabel("")
-        self.help.setWordWrap(True)
+        self.help = wrapped_label()
         self.help.setObjectName("compactHelp")
         self.summarizer = QLabel("")
         self.summarizer.setObjectName("compactSummarizer")
@@ -157,17 +157,14 @@ class CompactDialog(QDialog):
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(140)
         self.busy.setVisible(False)
-        self.headline = QLabel("")
-        self.headline.setObjectName("compactHeadline")
-        self.headline.setWordWrap(True)
+        self.headline = wrapped_label(name="compactHeadline")
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.headline.setStyleSheet("QLabel#compactHeadline { font-weight: bold; }")
         self.error = accent_note("compactError", "error")
         status = QHBoxLayout()
         status.addWidget(self.headline, 1)
         status.addWidget(self.busy)
-        legend = QLabel(LEGEND)
-        legend.setWordWrap(True)
+        legend = wrapped_label(LEGEND)
 
         self.diff = DiffModel(self)
         self.table = QTableView()
@@ -187,9 +184,7 @@ class CompactDialog(QDialog):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().selectionChanged.connect(self._row_selected)
 
-        self.retention_label = QLabel("")
-        self.retention_label.setObjectName("retentionSummary")
-        self.retention_label.setWordWrap(True)
+        self.retention_label = wrapped_label(name="retentionSummary")
         self.retention: RecordTableModel[RetentionRow] = RecordTableModel(RETENTION_COLUMNS, self)
         self.retention_table = RecordTable(
             self.retention, "Nothing to report: no refs, constraints, steps or skills were visible."

@@ -35,6 +35,7 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
+from ui.widgets import wrapped_label
 
 log = logging.getLogger("ctxlens.ui")
 STATUS_COLORS = {"error": "#c0392b", "not imported (cancelled)": "#9a6a62"}
@@ -62,9 +63,7 @@ class ImportDialog(QDialog):
         self.setObjectName("importDialog")
         self.setWindowTitle("Import traces")
         self.setModal(False)
-        self.label = QLabel("Preparing…")
-        self.label.setObjectName("importLabel")
-        self.label.setWordWrap(True)
+        self.label = wrapped_label("Preparing…", "importLabel")
         self.bar = QProgressBar()
         self.bar.setObjectName("importProgress")
         self.bar.setRange(0, 1000)

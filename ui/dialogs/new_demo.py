@@ -12,7 +12,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
-    QLabel,
     QPlainTextEdit,
     QSpinBox,
     QWidget,
@@ -23,6 +22,7 @@ from core.demo.options import DelegationDemoOptions
 from core.demo.scenario import TASK, DemoOptions, demo_config
 from core.run.config import settings_help
 from ui.dialogs.form import CheckedDialog, accept_buttons, column, token_box
+from ui.widgets import wrapped_label
 
 MODES = {
     "ctxlens": "ctxlens — goal, snip, micro and summary layers",
@@ -70,14 +70,11 @@ class NewDemoDialog(CheckedDialog):
         self.settings = QPlainTextEdit()
         self.settings.setObjectName("demoSettings")
         self.settings.setFixedHeight(64)
-        self.task = QLabel()
-        self.task.setObjectName("demoTask")
-        self.task.setWordWrap(True)
-        note = QLabel(
+        self.task = wrapped_label(name="demoTask")
+        note = wrapped_label(
             "The demo's scripted model is served on 127.0.0.1 while the trace is running; "
             "nothing leaves this machine."
         )
-        note.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Scenario", self.scenario)
         form.addRow("Context window", self.window_box)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from core.llm.settings import ENV_BASE_URL, ENV_KEYS, ENV_MODEL
 from core.run.task_run import KEYRING_SERVICE, TaskRun, find_key, keyring_available
 from ui.dialogs.form import CheckedDialog, accept_buttons, column, token_box
+from ui.widgets import wrapped_label
 
 
 class RunTaskDialog(CheckedDialog):
@@ -57,11 +58,10 @@ class RunTaskDialog(CheckedDialog):
         form.addRow("", self.key_state)
         form.addRow("Context window", self.window_box)
         form.addRow("", self.demo_tools)
-        note = QLabel(
+        note = wrapped_label(
             "The key is read when the run starts and kept in memory only: never in the "
             "store, the settings or the logs. Requests go only to the base URL above."
         )
-        note.setWordWrap(True)
         column(self, form, note, self.error, accept_buttons(self, self._accept, "Start"))
         self.key.currentIndexChanged.connect(self._show_key_state)
         self.base_url.textChanged.connect(self._show_key_state)

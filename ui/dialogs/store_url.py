@@ -12,7 +12,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
     QWidget,
 )
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 from core.errors import InvalidInputError
 from core.inspector.store_url import has_password, strip_password, with_password
 from ui.dialogs.form import CheckedDialog, accept_buttons, column
+from ui.widgets import wrapped_label
 
 PLACEHOLDER = "postgresql+psycopg://user@host:5432/ctxlens"
 NOTE = (
@@ -42,8 +42,7 @@ class StoreUrlDialog(CheckedDialog):
         self.password.setObjectName("storePassword")
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("leave empty for trust or peer authentication")
-        note = QLabel(NOTE)
-        note.setWordWrap(True)
+        note = wrapped_label(NOTE)
         form = QFormLayout()
         form.addRow("URL", self.url)
         form.addRow("Password", self.password)

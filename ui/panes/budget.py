@@ -8,6 +8,7 @@ from core.context.budget import Budget
 from core.inspector.context_report import ContextReport
 from core.replay.playback import TokensAsOf
 from ui.panes.bar import TokenBar
+from ui.widgets import wrapped_label
 
 
 class BudgetPane(QWidget):
@@ -18,8 +19,7 @@ class BudgetPane(QWidget):
         self.grid = QGridLayout()
         self.grid.setHorizontalSpacing(24)
         self.grid.setColumnStretch(3, 1)
-        self.status = QLabel("No trace")
-        self.status.setWordWrap(True)
+        self.status = wrapped_label("No trace")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.status)

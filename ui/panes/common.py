@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.widgets import wrapped_label
+
 
 class RecordTable(QTableView):
     """A compact, row-selecting table that says so when it has nothing to show."""
@@ -65,7 +67,6 @@ def clickable_tree(
 
 def empty_label(text: str) -> QLabel:
     """The wrapped, top-left note a pane shows instead of an empty tree."""
-    label = QLabel(text)
-    label.setWordWrap(True)
+    label = wrapped_label(text)
     label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
     return label

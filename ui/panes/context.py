@@ -28,6 +28,7 @@ from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
+from ui.widgets import wrapped_label
 
 ROW_COLUMNS: list[Column[ReportRow]] = [
     Column("#", lambda r: r.index, align_right=True),
@@ -98,8 +99,7 @@ class ContextPane(QWidget):
         self.calls.setMinimumContentsLength(24)
         self.calls.activated.connect(lambda _i: self.load())
         self.bar = TokenBar()
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
+        self.summary = wrapped_label()
         self.rows: RecordTableModel[ReportRow] = RecordTableModel(ROW_COLUMNS, self)
         self.rows_view = RecordTable(self.rows, "No context.")
         for col, width in enumerate((40, 64, 70, 110, 64)):

@@ -23,6 +23,7 @@ from ui.highlight import PygmentsHighlighter
 from ui.session import Session
 from ui.tasks import TaskRunner
 from ui.theme import is_dark
+from ui.widgets import wrapped_label
 
 MAX_BODY = 200_000
 FACT_PAIRS = 2
@@ -72,8 +73,7 @@ class MessageDetailPane(QWidget):
         self.session = session
         self.runner = runner
         self.detail: MessageDetail | None = None
-        self.facts = QLabel("Select a message in the timeline.")
-        self.facts.setWordWrap(True)
+        self.facts = wrapped_label("Select a message in the timeline.")
         self.facts.setTextFormat(self.facts.textFormat().RichText)
         # a long fact (usage, an id) is clipped rather than widening the dock and the window
         self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)

@@ -33,6 +33,7 @@ from core.live.source import SourceStatus
 from ui.live import LiveSources
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
+from ui.widgets import wrapped_label
 
 STATE_COLORS = {
     "running": "#3f9a54",
@@ -233,10 +234,8 @@ class SourcesPane(QWidget):
 
 def _note(name: str) -> QLabel:
     """A line under a switch that says where to send data (selectable, to copy it)."""
-    label = QLabel("")
-    label.setObjectName(name)
+    label = wrapped_label(name=name)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setWordWrap(True)
     return label
 
 

@@ -36,7 +36,7 @@ from ui.panes.trace_tree import (
 from ui.session import Session
 from ui.settings import AppSettings
 from ui.tasks import TaskRunner
-from ui.widgets import push_button
+from ui.widgets import push_button, wrapped_label
 
 ANY_SCORE = "any score"
 FILTER_KEY = "traces/filter"
@@ -101,8 +101,7 @@ class TraceBrowser(QWidget):
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.compare_button)
         self.setMinimumWidth(300)
-        self.where = QLabel("No store open")
-        self.where.setWordWrap(True)
+        self.where = wrapped_label("No store open")
         self.where.setObjectName("storePath")
         top = QHBoxLayout()
         top.addWidget(self.sort, 1)

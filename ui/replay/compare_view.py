@@ -52,7 +52,7 @@ from ui.panes.table_model import Column, RecordTableModel
 from ui.replay.chart import TokenChart
 from ui.split_pages import labelled_page, splitter
 from ui.tasks import TaskRunner
-from ui.widgets import push_button
+from ui.widgets import push_button, wrapped_label
 
 Index = QModelIndex | QPersistentModelIndex
 ONLY_A = QColor(210, 70, 70, 60)
@@ -142,9 +142,7 @@ class ComparisonWindow(QWidget):
 
     # -- layout ---------------------------------------------------------------------------
     def _build(self) -> None:
-        self.heading = QLabel("Comparing…")
-        self.heading.setObjectName("compareHeading")
-        self.heading.setWordWrap(True)
+        self.heading = wrapped_label("Comparing…", "compareHeading")
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.export_button = push_button(
             "Export HTML report…",
@@ -178,9 +176,9 @@ class ComparisonWindow(QWidget):
             self.calls_view.setColumnWidth(col, width)
         self.calls_view.selectionModel().selectionChanged.connect(self._call_selected)
 
-        self.diff_label = QLabel("Select a call to see what each side's model received.")
-        self.diff_label.setObjectName("compareDiffLabel")
-        self.diff_label.setWordWrap(True)
+        self.diff_label = wrapped_label(
+            "Select a call to see what each side's model received.", "compareDiffLabel"
+        )
         self.side_a = _Highlighted(SIDE_COLUMNS, ONLY_A, self)
         self.side_b = _Highlighted(SIDE_COLUMNS, ONLY_B, self)
         self.side_a_view = RecordTable(self.side_a, "")
@@ -203,8 +201,7 @@ class ComparisonWindow(QWidget):
         self.retention_view = RecordTable(self.retention, "No retention report.")
         self.retention_view.setObjectName("compareRetention")
         _stretch_first(self.retention_view, (150, 150, 260))
-        self.retention_label = QLabel("")
-        self.retention_label.setWordWrap(True)
+        self.retention_label = wrapped_label()
         ret_page = labelled_page(self.retention_label, self.retention_view)
         self.tabs = QTabWidget()
         self.tabs.addTab(diff_page, "Context at the selected call")

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
@@ -27,6 +26,7 @@ from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
 from ui.theme import set_accent
+from ui.widgets import wrapped_label
 
 AFTER_EDIT = (
     ("auto", "the demo's scripted model (stop for other traces)"),
@@ -50,13 +50,12 @@ class ForkDialog(QDialog):
         self.setWindowTitle("Edit message and continue")
         self.store, self.runner, self.trace_id, self.message = store, runner, trace_id, message
         self.job: int | None = None
-        intro = QLabel(
+        intro = wrapped_label(
             f"Message #{message.sequence} ({message.role}, {message.token_count:,} tokens). "
             "Edit it and continue into a new trace: the messages before it are copied, the "
             "run goes on from the first model call that received it. The original trace is "
             "not changed."
         )
-        intro.setWordWrap(True)
         self.editor = QPlainTextEdit(message.content)
         self.editor.setObjectName("forkEditor")
         self.endpoint = configured_endpoint(store.trace(trace_id).metadata)
@@ -67,10 +66,8 @@ class ForkDialog(QDialog):
                                ENDPOINT)  # fmt: skip
         for value, label in AFTER_EDIT:
             self.after.addItem(f"After the edit: {label}", value)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
+        self.status = wrapped_label()
+        self.error = wrapped_label()
         set_accent(self.error, "error")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.run_button = self.buttons.addButton(

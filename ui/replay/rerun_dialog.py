@@ -47,6 +47,7 @@ from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
 from ui.theme import accent_note
+from ui.widgets import wrapped_label
 
 Editor = QSpinBox | QDoubleSpinBox | QComboBox
 
@@ -76,12 +77,11 @@ class RerunDialog(QDialog):
 
     # -- layout ---------------------------------------------------------------------------
     def _build(self, start: int) -> None:
-        intro = QLabel(
+        intro = wrapped_label(
             f"Re-run <b>{_esc(self.trace.title or self.trace.id)}</b> offline: every model call "
             "is answered with the reply recorded in this trace, so nothing is paid for again. "
             "The result is a new trace; the comparison opens when it is done."
         )
-        intro.setWordWrap(True)
         self.start = QComboBox()
         self.start.setObjectName("rerunStart")
         self.start.addItem(f"call {start} (listing the calls…)", start)
@@ -108,16 +108,12 @@ class RerunDialog(QDialog):
         for mode in ON_DIVERGE:
             self.on_diverge.addItem(f"{mode} — {ON_DIVERGE_HELP[mode]}", mode)
         form.addRow("On divergence", self.on_diverge)
-        self.command = QLabel("")
-        self.command.setObjectName("rerunCommand")
-        self.command.setWordWrap(True)
+        self.command = wrapped_label(name="rerunCommand")
         self.command.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.progress = QProgressBar()
         self.progress.setObjectName("rerunProgress")
         self.progress.setVisible(False)
-        self.status = QLabel("")
-        self.status.setObjectName("rerunStatus")
-        self.status.setWordWrap(True)
+        self.status = wrapped_label(name="rerunStatus")
         self.error = accent_note("rerunError", "error")
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Re-run", QDialogButtonBox.ButtonRole.AcceptRole)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.inspector.playback import PlaybackFrame
 from ui.theme import accent_note
+from ui.widgets import wrapped_label
 
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 """Calls per second."""
@@ -84,10 +85,8 @@ class ScrubberBar(QWidget):
         self.live = QPushButton("Live")
         self.live.setObjectName("liveButton")
         self.live.setToolTip("Leave playback: every pane shows the current state again (Esc)")
-        self.label = QLabel("")
-        self.label.setObjectName("playbackLabel")
+        self.label = wrapped_label(name="playbackLabel")
         self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.linkActivated.connect(lambda _link: self._index_asked())
         self.notes = accent_note("playbackNotes", "warning")

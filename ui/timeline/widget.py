@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -40,6 +39,7 @@ from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
 from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
+from ui.widgets import wrapped_label
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,7 @@ class TimelineWidget(QWidget):
         self.branch_box.setObjectName("branchBox")
         self.branch_box.activated.connect(self._branch_chosen)
         self.branch_box.setVisible(False)
-        self.banner = QLabel("")
-        self.banner.setObjectName("branchBanner")
-        self.banner.setWordWrap(True)
+        self.banner = wrapped_label(name="branchBanner")
         self.banner.setVisible(False)
         self.banner.linkActivated.connect(lambda _link: self.view_head(None))
         self.banner.setStyleSheet(
