@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from core.context.synthetic_call import call_and_result
 from core.context.view import current_items
-from core.records import ContextItem, Message, NewMessage, SkillInjection, ToolCall
+from core.records import ContextItem, Message, SkillInjection, ToolCall
 from core.skills.registry import SkillRegistry
 from core.skills.tool import SKILL_TOOL, render_skill, skill_call_arguments
 from core.store.reader import Reader
@@ -133,30 +133,6 @@ def skill_call_id(skill: str, sequence: int) -> str:
     return f"inj_skill_{skill}_{sequence}"
 
 
-def skill_injection_messages(
-    text: str,
-    skill: str,
-    call_id: str,
-    reason: SkillReason,
-    *,
-    agent_name: str = "main",
-    goal_id: str | None = None,
-    branch_type: str | None = None,
-    branch_id: str | None = None,
-) -> tuple[NewMessage, NewMessage]:
-    """The synthetic ``skill(name)`` call and its result, both of kind ``injected_skill``."""
-    return call_and_result(
-        ToolCall(call_id, SKILL_TOOL, skill_call_arguments(skill)),
-        text,
-        kind="injected_skill",
-        agent_name=agent_name,
-        goal_id=goal_id,
-        branch_type=branch_type,
-        branch_id=branch_id,
-        metadata={"skill": skill, "reason": reason},
-    )
-
-
 def inject_skill(
     w: Writer,
     trace_id: str,
@@ -170,17 +146,18 @@ def inject_skill(
     branch_type: str | None = None,
     branch_id: str | None = None,
 ) -> tuple[SkillInjection, list[Message]]:
-    """Append the synthetic pair for ``skill`` and record it. Unknown skills raise."""
-    text = render_skill(registry.get(skill))
-    pair = skill_injection_messages(
-        text,
-        skill,
-        skill_call_id(skill, w.next_sequence(trace_id)),
-        reason,
+    """Append the synthetic ``skill(name)`` call and its result (both of kind
+    ``injected_skill``) for ``skill`` and record it. Unknown skills raise."""
+    call_id = skill_call_id(skill, w.next_sequence(trace_id))
+    pair = call_and_result(
+        ToolCall(call_id, SKILL_TOOL, skill_call_arguments(skill)),
+        render_skill(registry.get(skill)),
+        kind="injected_skill",
         agent_name=agent_name,
         goal_id=goal_id,
         branch_type=branch_type,
         branch_id=branch_id,
+        metadata={"skill": skill, "reason": reason},
     )
     call, result = w.append(trace_id, list(pair), parent=parent)
     record = SkillInjection(trace_id, skill, result.sequence, call.sequence, reason)
