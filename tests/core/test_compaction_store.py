@@ -13,8 +13,8 @@ from core.context.compaction import (
     Compactor,
     ScriptedSummarizer,
     SummaryParams,
-    apply,
     apply_preview,
+    apply_sync,
     dry_run,
     load_records,
     preview,
@@ -59,7 +59,7 @@ def test_dry_run_writes_nothing(store: Store) -> None:
 
 def test_apply_micro_records_a_boundary_the_view_then_follows(store: Store) -> None:
     tid = _trace(store)
-    pv = asyncio.run(apply(store, tid, "micro"))
+    pv = apply_sync(store, tid, "micro")
     assert pv.applied and pv.event is not None and pv.event.level == "micro"
     with store.read() as r:
         view = current_view(r, tid)
@@ -78,7 +78,7 @@ def test_apply_summary_writes_side_branches_and_a_summary_message(store: Store) 
     tid = _trace(store)
     cfg = CompactionConfig(summary=SummaryParams(stages=("reflection", "compression")))
     head_before = store.trace(tid).head
-    pv = asyncio.run(apply(store, tid, "summary", config=cfg))
+    pv = apply_sync(store, tid, "summary", config=cfg)
     assert pv.applied and pv.event is not None
     ev = pv.event
     with store.read() as r:
@@ -108,7 +108,7 @@ def test_rewind_before_the_summary_brings_the_originals_back(store: Store) -> No
     with store.read() as r:
         original = current_view(r, tid).openai()
         head = r.trace(tid).head
-    pv = asyncio.run(apply(store, tid, "summary"))
+    pv = apply_sync(store, tid, "summary")
     assert pv.applied
     store.rewind(tid, head)  # type: ignore[arg-type]
     with store.read() as r:

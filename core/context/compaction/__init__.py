@@ -28,7 +28,6 @@ from core.context.compaction.outcome import CompactionOutcome
 from core.context.compaction.persist import record_outcome
 from core.context.compaction.preview import (
     Preview,
-    apply,
     apply_preview,
     apply_sync,
     dry_run,
@@ -70,7 +69,6 @@ __all__ = [
     "SummaryParams",
     "SummaryRequest",
     "Unit",
-    "apply",
     "apply_preview",
     "apply_sync",
     "compact_goals",

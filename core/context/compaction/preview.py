@@ -2,7 +2,7 @@
 
 ``preview`` computes any level or layer on a trace's current context without writing:
 before/after item lists, tokens saved, removed sequences and the retention report.
-``apply`` computes the same and records it as a boundary (``persist.record_outcome``), after
+``apply_preview`` records a preview's outcome as a boundary (``persist.record_outcome``), after
 checking that the head did not move while the summarizer ran. The write transaction is
 opened only after the (possibly slow) summarizer has answered.
 """
@@ -86,18 +86,6 @@ async def preview(
     return Preview(tr.id, tr.head, outcome, retention, records)
 
 
-async def apply(
-    store: Store,
-    trace_id: str,
-    level: str,
-    config: CompactionConfig | None = None,
-    summarizer: Summarizer | None = None,
-) -> Preview:
-    """Preview, then record the boundary when the context changed."""
-    pv = await preview(store, trace_id, level, config, summarizer)
-    return apply_preview(store, pv)
-
-
 def apply_preview(store: Store, pv: Preview) -> Preview:
     """Record exactly the outcome a preview showed (the UI's Apply: a model-written summary
     is not asked for again). Refused with ``ConflictError`` if the head moved since."""
@@ -114,4 +102,5 @@ def dry_run(store: Store, trace_id: str, level: str, **kw: Any) -> Preview:
 
 
 def apply_sync(store: Store, trace_id: str, level: str, **kw: Any) -> Preview:
-    return asyncio.run(apply(store, trace_id, level, **kw))
+    """``dry_run``, then record its outcome (``ctxlens compact --apply``)."""
+    return apply_preview(store, dry_run(store, trace_id, level, **kw))
