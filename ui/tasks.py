@@ -15,11 +15,17 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+if TYPE_CHECKING:
+    from core.store import Store
+    from core.store.reader import Reader
+
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -31,6 +37,19 @@ class TaskControl:
     @property
     def cancelled(self) -> bool:
         return self.cancel.is_set()
+
+
+def reading(
+    store: Store, read: Callable[Concatenate[Reader, P], T], *args: P.args, **kwargs: P.kwargs
+) -> Callable[[TaskControl], T]:
+    """The task that runs ``read(reader, *args)`` in one read transaction of ``store``: how
+    a pane reads the store off the UI thread."""
+
+    def task(_c: TaskControl) -> T:
+        with store.read() as r:
+            return read(r, *args, **kwargs)
+
+    return task
 
 
 class _Relay(QObject):

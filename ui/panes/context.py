@@ -27,7 +27,7 @@ from ui.panes.bar import TokenBar
 from ui.panes.common import RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
-from ui.tasks import TaskControl, TaskRunner
+from ui.tasks import TaskControl, TaskRunner, reading
 from ui.widgets import wrapped_label
 
 ROW_COLUMNS: list[Column[ReportRow]] = [
@@ -149,7 +149,7 @@ class ContextPane(QWidget):
         self.summary.setText("Computing…")
         self.runner.submit(
             "context calls",
-            lambda _c: choices_of(store, trace_id),
+            reading(store, call_choices, trace_id),
             lambda choices: self._fill_calls(choices, keep, load=True),
             key="context-calls",
         )
@@ -253,12 +253,6 @@ class ContextPane(QWidget):
         rec = model.record(index.row())
         if rec is not None and rec.sequence is not None:
             self.select_message.emit(rec.sequence)
-
-
-def choices_of(store: Store, trace_id: str) -> list[CallChoice]:
-    """The call box's entries (read off the UI thread: labelling a call decodes its items)."""
-    with store.read() as r:
-        return call_choices(r, trace_id)
 
 
 def _summary(rep: ContextReport) -> str:

@@ -42,7 +42,7 @@ from ui.panes.common import clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.session import Session
-from ui.tasks import TaskRunner
+from ui.tasks import TaskRunner, reading
 
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Trace", "Anchor", "Brief", "Refs", "Validator")
@@ -150,13 +150,11 @@ class DelegationPane(QWidget):
         if store is None or trace_id is None:
             self._show(None, None)
             return
-
-        def task(_c: object) -> list[DelegationRow] | None:
-            with store.read() as r:
-                return delegation_tree(r, trace_id)
-
         self.runner.submit(
-            "delegation", task, lambda rows: self._show(rows, trace_id), key="delegation"
+            "delegation",
+            reading(store, delegation_tree, trace_id),
+            lambda rows: self._show(rows, trace_id),
+            key="delegation",
         )
 
     def _show(self, rows: list[DelegationRow] | None, current: str | None) -> None:

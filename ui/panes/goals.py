@@ -41,7 +41,7 @@ from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.plain import plain_label, plain_tip
 from ui.session import Session
-from ui.tasks import TaskRunner
+from ui.tasks import TaskRunner, reading
 
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Goal", "Msgs", "Tokens")
@@ -226,12 +226,7 @@ class GoalPane(QWidget):
         if store is None or trace_id is None:
             self._show([])
             return
-
-        def task(_c: object) -> list[GoalNode]:
-            with store.read() as r:
-                return goal_outline(r, trace_id)
-
-        self.runner.submit("goals", task, self._show, key="goals")
+        self.runner.submit("goals", reading(store, goal_outline, trace_id), self._show, key="goals")
 
     def show_as_of(self, nodes: list[GoalNode] | None, note: str) -> None:
         """Playback: the outline as of a past call; ``None`` when the trace records no goals

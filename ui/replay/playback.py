@@ -26,7 +26,7 @@ from ui.panes.goals import GoalPane
 from ui.panes.skills_grants import RecordsLoader
 from ui.replay.scrubber import ScrubberBar
 from ui.session import Session
-from ui.tasks import TaskRunner
+from ui.tasks import TaskRunner, reading
 from ui.timeline.widget import TimelineWidget
 
 AUTO_INDEX_ROWS = 50_000
@@ -104,12 +104,12 @@ class PlaybackController(QObject):
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             return
-
-        def task(_c: object) -> PlaybackFrames:
-            with store.read() as r:
-                return PlaybackFrames.open(r, trace_id)
-
-        self.runner.submit("index calls for playback", task, self._indexed, key="playback-index")
+        self.runner.submit(
+            "index calls for playback",
+            reading(store, PlaybackFrames.open, trace_id),
+            self._indexed,
+            key="playback-index",
+        )
 
     def _reset(self) -> None:
         was = self.active
@@ -176,14 +176,9 @@ class PlaybackController(QObject):
         if store is None or frames is None:
             return
         self._wanted = None
-
-        def task(_c: object) -> PlaybackFrame:
-            with store.read() as r:
-                return frames.frame(r, stop)
-
         self._job = self.runner.submit(
             f"playback: call {frames.stops[stop]}",
-            task,
+            reading(store, frames.frame, stop),
             lambda f: self._arrived(frames, f),
             on_error=self._failed,
         )

@@ -45,7 +45,7 @@ from core.records import Trace
 from core.replay.rerun import ReplayOptions
 from core.store import Store
 from ui.close_keys import add_close_keys
-from ui.tasks import TaskControl, TaskRunner
+from ui.tasks import TaskControl, TaskRunner, reading
 from ui.theme import accent_note
 from ui.widgets import wrapped_label
 
@@ -146,13 +146,12 @@ class RerunDialog(QDialog):
     def _load_starts(self, start: int) -> None:
         """The calls to start from (a long imported trace derives them from its path: off
         the UI thread)."""
-        store, trace_id = self.store, self.trace.id
-
-        def task(_c: TaskControl) -> list[StartCall]:
-            with store.read() as r:
-                return start_calls(r, trace_id)
-
-        self.runner.submit("list calls to re-run from", task, self._starts, key="rerun-starts")
+        self.runner.submit(
+            "list calls to re-run from",
+            reading(self.store, start_calls, self.trace.id),
+            self._starts,
+            key="rerun-starts",
+        )
 
     def _starts(self, calls: list[StartCall]) -> None:
         wanted = self.start.currentData()

@@ -36,7 +36,7 @@ from core.store import Store
 from core.store.paths import Segment
 from ui.elided import ElidedLabel
 from ui.session import Session
-from ui.tasks import TaskControl, TaskRunner
+from ui.tasks import TaskRunner, reading
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
 from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
 from ui.widgets import wrapped_label
@@ -66,11 +66,6 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         page_no = (length - 1) // PAGE_SIZE
         last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
     return PathSource(trace_id, head, segs, placed, detached, found, last)
-
-
-def load_membership(store: Store, trace_id: str, head: int | None) -> ContextMembership:
-    with store.read() as r:
-        return context_membership(r, trace_id, head)
 
 
 class TimelineWidget(QWidget):
@@ -323,7 +318,7 @@ class TimelineWidget(QWidget):
             return
         self.runner.submit(
             "context membership",
-            lambda _c: load_membership(store, src.trace_id, None),
+            reading(store, context_membership, src.trace_id, None),
             self._membership_loaded,
             key="membership",
         )
@@ -373,7 +368,7 @@ class TimelineWidget(QWidget):
         self._update_status()
         self.runner.submit(
             "context membership",
-            lambda _c: load_membership(store, src.trace_id, src.head),
+            reading(store, context_membership, src.trace_id, src.head),
             self._membership_loaded,
             key="membership",
         )
@@ -513,13 +508,12 @@ class TimelineWidget(QWidget):
             self._clear_search()
             return
         self._busy(True)
-
-        def task(_c: TaskControl) -> SearchResult:
-            with store.read() as r:
-                return run_search(r, src.trace_id, query, src.segments)
-
         self.runner.submit(
-            "search", task, self._search_done, on_error=self._search_failed, key="search"
+            "search",
+            reading(store, run_search, src.trace_id, query, src.segments),
+            self._search_done,
+            on_error=self._search_failed,
+            key="search",
         )
 
     def filter_goal(self, goal_id: str | None) -> None:
