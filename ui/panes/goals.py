@@ -42,6 +42,7 @@ from ui.panes.tree_model import PositionTreeModel
 from ui.plain import plain_label, plain_tip
 from ui.session import Session
 from ui.tasks import TaskRunner, reading
+from ui.widgets import wrapped_label
 
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Goal", "Msgs", "Tokens")
@@ -198,9 +199,7 @@ class GoalPane(QWidget):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             self.tree.setColumnWidth(col, width)
         self.empty = empty_label(EMPTY_TEXT)
-        self.detail = plain_label(QLabel(""))
-        self.detail.setObjectName("goalDetail")
-        self.detail.setWordWrap(True)
+        self.detail = plain_label(wrapped_label(name="goalDetail"))
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setStyleSheet("QLabel#goalDetail { padding: 3px; }")
         self.legend = _legend()
