@@ -147,6 +147,12 @@ class CountsAhead:
             self._chunk = min(self._chunk * 2, self.CHUNK)
         return self._tickets - 1
 
+    @property
+    def encoded_chars(self) -> int:
+        """Characters tiktoken encoded so far (texts served from the memo excluded): what
+        the counting costs, ~180 ns a character here, several times ``json.loads``."""
+        return self._counter.encoded_chars
+
     def ready(self, ticket: int) -> bool:
         return not self._queues(ticket) and self._jobs[self._job(ticket)].done()
 

@@ -185,3 +185,35 @@ def _hashes_are_the_views(store: Store, trace_ids: list[str]) -> None:
         for tid, call in calls:
             view = resolve(r, tid, call.context)
             assert call.request_sha256 == request_sha256(view.openai()), (tid, call.call_index)
+
+
+def test_counted_import_encodes_each_message_text_once_and_nothing_else(
+    store: Store,
+) -> None:
+    """The counting cost of ``ctxlens import`` is tiktoken's, so what it encodes is pinned:
+    every text a stored count needs (content, name, each call's name and arguments), a
+    repeated one at most as often as it occurs (concurrent jobs may each miss the memo),
+    and no other text (no call's rebuilt context or boundary is counted again: their
+    figures are sums of the stored counts; the process-wide counter encodes nothing)."""
+    from core.tokens.counter import default_counter
+    from tests.conftest import TRACES
+
+    files = [p for p in (TRACES / "claude_code").rglob("*.jsonl") if "subagents" not in p.parts]
+    if not files:
+        pytest.skip("shared/traces not present")
+    session = max(files, key=lambda p: p.stat().st_size)
+    shared_before = default_counter().encoded_chars
+    with counting.CountsAhead() as ahead:
+        results = import_paths(store, [session], counts=ahead)
+    texts: list[str] = []
+    with store.read() as r:
+        for res in results:
+            for m in r.all_messages(res.trace_id):
+                if m.kind in counting.NOT_COUNTED:
+                    continue
+                texts += [m.content, m.name or ""]
+                texts += [x for c in m.tool_calls for x in (c.name, c.arguments)]
+    distinct = sum(len(x) for x in set(texts))
+    assert distinct > 100_000, "the session holds text to count"
+    assert distinct <= ahead.encoded_chars <= sum(len(x) for x in texts)
+    assert default_counter().encoded_chars == shared_before
