@@ -9,9 +9,8 @@ Revision ID: 0012_search
 Revises: 0011_proxy
 """
 
-from alembic import op
-
 from core.store import fulltext as ddl
+from core.store.migrations.columns import dialect, execute_all
 
 revision = "0012_search"
 down_revision = "0011_proxy"
@@ -20,10 +19,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    for statement in ddl.statements(op.get_bind().dialect.name):
-        op.execute(statement)
+    execute_all(ddl.statements(dialect()))
 
 
 def downgrade() -> None:
-    for statement in ddl.drop_statements(op.get_bind().dialect.name):
-        op.execute(statement)
+    execute_all(ddl.drop_statements(dialect()))
