@@ -1,8 +1,4 @@
-"""Initial schema: every table of core/store/schema.py plus append-only triggers.
-
-Revision ID: 0001_initial
-Revises:
-"""
+"""Initial schema: every table of core/store/schema.py plus append-only triggers."""
 
 import sqlalchemy as sa
 from alembic import op
@@ -25,8 +21,6 @@ from core.store.migrations.columns import (
 
 revision = "0001_initial"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -8,9 +8,6 @@ a trace; two traces may now hold the same id.
 
 Both tables are rebuilt (create, copy, drop, rename indexes back), which works the same on
 SQLite and PostgreSQL; on PostgreSQL the grants id sequence is moved past the copied ids.
-
-Revision ID: 0003_refs_per_trace
-Revises: 0002_pg_json_text
 """
 
 import sqlalchemy as sa
@@ -27,8 +24,6 @@ from core.store.migrations.columns import (
 
 revision = "0003_refs_per_trace"
 down_revision = "0002_pg_json_text"
-branch_labels = None
-depends_on = None
 
 REF_COLUMNS = (
     "trace_id, id, kind, description, tokens, bytes, image_blocks, source_sequence, content, "

@@ -4,9 +4,6 @@ An import writes its trace without token counts (exact tiktoken counts cost seve
 what parsing does) and fills them in right after its commit. The append-only triggers now
 let exactly that through: an UPDATE of ``token_count`` alone, from ``-1`` to a count. Any
 other UPDATE and every DELETE is still refused. Only triggers change; no data moves.
-
-Revision ID: 0004_pending_token_counts
-Revises: 0003_refs_per_trace
 """
 
 from alembic import op
@@ -16,8 +13,6 @@ from core.store.migrations.columns import dialect, execute_all
 
 revision = "0004_pending_token_counts"
 down_revision = "0003_refs_per_trace"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -8,9 +8,6 @@ lineage (the root's row alone carries the RootTaskAnchor and its SHA-256);
 owner's message it was made at (off the main path after a rewind, it leaves the catalogue);
 ``delegation_grants`` who holds which pair, granted by whom at which sequence, and why it
 ended (a revision or a rewind marks it, nothing is deleted).
-
-Revision ID: 0009_delegation
-Revises: 0005_import_speed
 """
 
 import sqlalchemy as sa
@@ -25,8 +22,6 @@ from core.store.migrations.columns import (
 
 revision = "0009_delegation"
 down_revision = "0005_import_speed"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

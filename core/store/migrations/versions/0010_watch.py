@@ -6,9 +6,6 @@ there with no duplicates), and the rows in order say where each batch ended, so 
 importer's state can be rebuilt by reading the same batches again
 (``core/live/tail_import.py``). ``head_sha256`` and ``inode`` identify the file that was
 read; a file replaced, truncated or rotated under the same name no longer matches.
-
-Revision ID: 0010_watch
-Revises: 0009_delegation
 """
 
 import sqlalchemy as sa
@@ -18,8 +15,6 @@ from core.store.migrations.columns import created_at_column, id_primary_key, tra
 
 revision = "0010_watch"
 down_revision = "0009_delegation"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -3,9 +3,6 @@
 The row is written before the request is forwarded and completed after the response
 ended, so a request in flight when ctxlens was killed is found (state ``in_flight``) and
 marked ``incomplete`` on the next start. ``body`` is the request body byte for byte.
-
-Revision ID: 0011_proxy
-Revises: 0010_watch
 """
 
 import sqlalchemy as sa
@@ -15,8 +12,6 @@ from core.store.migrations.columns import id_primary_key, trace_id_reference
 
 revision = "0011_proxy"
 down_revision = "0010_watch"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
