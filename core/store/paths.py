@@ -13,8 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LineInfo:
+    """A row of ``lines``. Not frozen: the writer moves a line's tip in place on every
+    append that extends it (a new record per append cost 2.3 µs, the assignment 0.04); a
+    reader's ``lines`` are its own copies."""
+
     line: int
     parent_line: int | None
     start_depth: int

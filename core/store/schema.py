@@ -28,6 +28,7 @@ from sqlalchemy import (
     event,
     text,
 )
+from sqlalchemy.schema import SchemaItem
 
 metadata = MetaData()
 #: Which rows ``ix_messages_tool_call_id`` covers: tool results, the rows that have one.
@@ -37,13 +38,38 @@ Json = JSON(none_as_null=True)
 # SQLite only aliases ROWID for exactly "INTEGER PRIMARY KEY".
 Id = BigInteger().with_variant(Integer(), "sqlite")
 
+
+def id_column() -> Column[int]:
+    """The autoincrement key of a table whose rows have no natural one."""
+    return Column("id", Id, primary_key=True, autoincrement=True)
+
+
+def trace_id_column() -> Column[str]:
+    """The trace a row belongs to."""
+    return Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False)
+
+
+def trace_key_column() -> Column[str]:
+    """The trace a row belongs to, as the first part of the row's key."""
+    return Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True)
+
+
+def created_at_column() -> Column[float]:
+    return Column("created_at", Float, nullable=False)
+
+
+def trace_table(name: str, *items: SchemaItem) -> Table:
+    """A table of rows a trace owns, keyed by ``id``: ``id``, ``trace_id``, then ``items``."""
+    return Table(name, metadata, id_column(), trace_id_column(), *items)
+
+
 traces = Table(
     "traces",
     metadata,
     Column("id", String(64), primary_key=True),
     Column("title", Text, nullable=False, default=""),
     Column("source", String(32), nullable=False, default="ctxlens"),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Column("head_sequence", Integer, nullable=True),
     Column("next_sequence", Integer, nullable=False, default=0),
     Column("next_line", Integer, nullable=False, default=0),
@@ -51,11 +77,8 @@ traces = Table(
     Column("metadata", Json, nullable=True),
 )
 
-messages = Table(
+messages = trace_table(
     "messages",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("sequence", Integer, nullable=False),
     Column("parent_sequence", Integer, nullable=True),
     Column("line", Integer, nullable=False),
@@ -73,7 +96,7 @@ messages = Table(
     Column("agent_name", String(128), nullable=False, default="main"),
     Column("token_count", Integer, nullable=False, default=0),
     Column("usage", Json, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Column("metadata", Json, nullable=True),
     UniqueConstraint("trace_id", "sequence", name="uq_messages_trace_sequence"),
     Index("ix_messages_line_depth", "trace_id", "line", "depth"),
@@ -103,7 +126,7 @@ def _partial_on_postgresql(_table: Table, connection: Any, **_kw: Any) -> None:
 lines = Table(
     "lines",
     metadata,
-    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
+    trace_key_column(),
     Column("line", Integer, primary_key=True),
     Column("parent_line", Integer, nullable=True),
     Column("start_depth", Integer, nullable=False),
@@ -114,11 +137,8 @@ lines = Table(
     Column("branch_id", String(64), nullable=True),
 )
 
-llm_calls = Table(
+llm_calls = trace_table(
     "llm_calls",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("call_index", Integer, nullable=False),
     Column("head_sequence", Integer, nullable=True),
     Column("context", Json, nullable=False),
@@ -131,7 +151,7 @@ llm_calls = Table(
     Column("agent_name", String(128), nullable=False, default="main"),
     Column("branch_type", String(32), nullable=True),
     Column("params", Json, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     UniqueConstraint("trace_id", "call_index", name="uq_llm_calls_trace_index"),
 )
 
@@ -147,7 +167,7 @@ TOTALS_SUMS = ("prompt", "uncached", "cached", "cache_creation", "completion")
 
 
 def _totals_columns() -> list[Column[Any]]:
-    keys = [Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True)]
+    keys = [trace_key_column()]
     keys += [Column(name, String(n), primary_key=True) for name, n in TOTALS_KEYS]
     counts = [Column(name, Integer, nullable=False) for name in ("calls", "upto_call")]
     return keys + counts + [Column(name, BigInteger, nullable=False) for name in TOTALS_SUMS]
@@ -155,11 +175,8 @@ def _totals_columns() -> list[Column[Any]]:
 
 trace_totals = Table("trace_totals", metadata, *_totals_columns())
 
-compactions = Table(
+compactions = trace_table(
     "compactions",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("level", String(32), nullable=False),
     Column("trigger", String(32), nullable=False, default="auto"),
     Column("at_sequence", Integer, nullable=True),
@@ -172,15 +189,12 @@ compactions = Table(
     Column("summary_sequence", Integer, nullable=True),
     Column("goal_id", String(64), nullable=True),
     Column("details", Json, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_compactions_trace", "trace_id", "at_sequence"),
 )
 
-goal_events = Table(
+goal_events = trace_table(
     "goal_events",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("sequence", Integer, nullable=False),
     Column("op", String(16), nullable=False),
     Column("goal_id", String(64), nullable=True),
@@ -188,11 +202,8 @@ goal_events = Table(
     Index("ix_goal_events_trace", "trace_id", "sequence"),
 )
 
-tasks = Table(
+tasks = trace_table(
     "tasks",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("sequence", Integer, nullable=False),
     Column("task_id", String(64), nullable=False),
     Column("content", Text, nullable=False),
@@ -206,17 +217,17 @@ sessions = Table(
     "sessions",
     metadata,
     Column("id", String(64), primary_key=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    trace_id_column(),
     Column("title", Text, nullable=False, default=""),
     Column("model", String(128), nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Column("metadata", Json, nullable=True),
 )
 
 turns = Table(
     "turns",
     metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
+    id_column(),
     Column("session_id", String(64), ForeignKey("sessions.id"), nullable=False),
     Column("turn_index", Integer, nullable=False),
     Column("user_sequence", Integer, nullable=True),
@@ -226,16 +237,13 @@ turns = Table(
     UniqueConstraint("session_id", "turn_index", name="uq_turns_session_index"),
 )
 
-skill_injections = Table(
+skill_injections = trace_table(
     "skill_injections",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("skill", String(128), nullable=False),
     Column("message_sequence", Integer, nullable=False),
     Column("call_sequence", Integer, nullable=True),
     Column("reason", String(16), nullable=False),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_skill_injections_trace", "trace_id", "skill"),
 )
 
@@ -243,7 +251,7 @@ refs = Table(
     "refs",
     metadata,
     # A ref id is unique within its trace (REF-1); a replay keeps its source's ref ids.
-    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
+    trace_key_column(),
     Column("id", String(64), primary_key=True),
     Column("kind", String(32), nullable=False),
     Column("description", Text, nullable=False, default=""),
@@ -252,16 +260,13 @@ refs = Table(
     Column("image_blocks", Integer, nullable=False, default=0),
     Column("source_sequence", Integer, nullable=True),
     Column("content", Text, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Column("metadata", Json, nullable=True),
     Index("ix_refs_trace", "trace_id"),
 )
 
-grants = Table(
+grants = trace_table(
     "grants",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("ref_id", String(64), nullable=False),
     Column("granted_by", String(32), nullable=False),
     Column("reason", Text, nullable=False, default=""),
@@ -270,23 +275,20 @@ grants = Table(
     Column("message_sequence", Integer, nullable=True),
     Column("revoked_at_sequence", Integer, nullable=True),
     Column("revoked_reason", Text, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     ForeignKeyConstraint(["trace_id", "ref_id"], ["refs.trace_id", "refs.id"]),
     Index("ix_grants_trace", "trace_id"),
 )
 
-checkpoints = Table(
+checkpoints = trace_table(
     "checkpoints",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("generation", Integer, nullable=False),
     Column("type", String(32), nullable=False),
     Column("object_key", Text, nullable=False),
     Column("token_count", Integer, nullable=False, default=0),
     Column("sha256", String(64), nullable=False),
     Column("size", Integer, nullable=False),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     UniqueConstraint("trace_id", "generation", name="uq_checkpoints_trace_generation"),
 )
 
@@ -299,11 +301,8 @@ checkpoint_blobs = Table(
     Column("data", LargeBinary, nullable=False),
 )
 
-audit_log = Table(
+audit_log = trace_table(
     "audit_log",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("session_id", String(64), nullable=True),
     Column("step", Integer, nullable=False, default=0),
     Column("tool_name", String(128), nullable=False),
@@ -311,19 +310,16 @@ audit_log = Table(
     Column("status", String(16), nullable=False),
     Column("elapsed_ms", Float, nullable=False, default=0.0),
     Column("output_preview", Text, nullable=False, default=""),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_audit_trace", "trace_id"),
 )
 
-run_events = Table(
+run_events = trace_table(
     "run_events",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("type", String(32), nullable=False),
     Column("sequence", Integer, nullable=True),
     Column("payload", Json, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_run_events_trace", "trace_id", "id"),
 )
 
@@ -332,7 +328,7 @@ import_records = Table(
     metadata,
     Column("content_hash", String(64), primary_key=True),
     Column("item", Integer, primary_key=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    trace_id_column(),
     Column("path", Text, nullable=False),
     Column("format", String(32), nullable=False),
     Column("imported_at", Float, nullable=False),
@@ -342,12 +338,23 @@ import_records = Table(
 )
 
 # -- recursive delegation (DEL-1..4, core/delegation/) -----------------------------------------
+
+
+def ref_version_columns() -> list[Column[Any]]:
+    """Which snapshot of a delegation ref a row is about: the ref/version pair and its kind."""
+    return [
+        Column("ref_id", String(128), nullable=False),
+        Column("version", String(64), nullable=False),
+        Column("kind", String(32), nullable=False),
+    ]
+
+
 delegation_traces = Table(
     "delegation_traces",
     metadata,
     # One row per trace of a delegation tree: its lineage, the root's anchor hash (the root's
     # row alone holds the anchor itself), the frozen tool snapshot and the budget root.
-    Column("trace_id", String(64), ForeignKey("traces.id"), primary_key=True),
+    trace_key_column(),
     Column("root_trace_id", String(64), nullable=False),
     Column("parent_trace_id", String(64), nullable=True),
     Column("depth", Integer, nullable=False, default=0),
@@ -357,59 +364,46 @@ delegation_traces = Table(
     Column("anchor_sha256", String(64), nullable=False),
     Column("tools", Json, nullable=True),
     Column("budget_root", String(64), nullable=False),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_delegation_parent", "parent_trace_id"),
 )
 
-task_protocol_versions = Table(
+task_protocol_versions = trace_table(
     "task_protocol_versions",
-    metadata,
     # Every version of a trace's TaskBrief; the newest is current, older rows never change.
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("version_index", Integer, nullable=False),
     Column("version", String(64), nullable=False),
     Column("brief", Json, nullable=False),
     Column("chars", Integer, nullable=False),
     Column("approved_version", String(64), nullable=True),
     Column("parent_sequence", Integer, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     UniqueConstraint("trace_id", "version_index", name="uq_protocol_version"),
 )
 
-context_ref_snapshots = Table(
+context_ref_snapshots = trace_table(
     "context_ref_snapshots",
-    metadata,
     # Immutable snapshot content (canonical JSON text) in its owner's local catalogue, made
     # at the owner's message ``made_at_sequence`` (a reviewed result: the ``agent()`` call;
     # off the main path after a rewind, it leaves the catalogue).
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
-    Column("ref_id", String(128), nullable=False),
-    Column("version", String(64), nullable=False),
-    Column("kind", String(32), nullable=False),
+    *ref_version_columns(),
     Column("content", Text, nullable=False),
     Column("chars", Integer, nullable=False),
     Column("made_at_sequence", Integer, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_ref_snapshots_pair", "trace_id", "ref_id", "version"),
 )
 
-delegation_grants = Table(
+delegation_grants = trace_table(
     "delegation_grants",
-    metadata,
     # A ref/version pair held by ``trace_id``, granted by the parent trace at its message
     # ``granted_at_sequence``; ended (never deleted) by a revision or a rewind.
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
-    Column("ref_id", String(128), nullable=False),
-    Column("version", String(64), nullable=False),
-    Column("kind", String(32), nullable=False),
+    *ref_version_columns(),
     Column("chars", Integer, nullable=False),
     Column("granted_by", String(64), nullable=False),
     Column("granted_at_sequence", Integer, nullable=False),
     Column("dropped_reason", Text, nullable=True),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_delegation_grants_trace", "trace_id"),
     Index("ix_delegation_grants_granter", "granted_by"),
 )
@@ -417,11 +411,8 @@ delegation_grants = Table(
 # One row per request the recording proxy received (issue 16): written before the request
 # is forwarded (state ``in_flight``), completed after its response ended. A row still in
 # flight when the proxy starts was cut short by a kill: it becomes ``incomplete``.
-proxy_requests = Table(
+proxy_requests = trace_table(
     "proxy_requests",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
     Column("call_index", Integer, nullable=False),
     Column("api", String(16), nullable=False),
     Column("method", String(16), nullable=False),
@@ -452,9 +443,9 @@ proxy_requests = Table(
 watch_batches = Table(
     "watch_batches",
     metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
+    id_column(),
     Column("path", Text, nullable=False),
-    Column("trace_id", String(64), ForeignKey("traces.id"), nullable=False),
+    trace_id_column(),
     # Byte range of the file read into this batch (written in the batch's own transaction,
     # so the newest row's ``end`` is exactly how far the file was imported).
     Column("start", BigInteger, nullable=False),
@@ -463,7 +454,7 @@ watch_batches = Table(
     Column("head_sha256", String(64), nullable=False),
     Column("inode", BigInteger, nullable=True),
     Column("format", String(32), nullable=False),
-    Column("created_at", Float, nullable=False),
+    created_at_column(),
     Index("ix_watch_batches_path", "path", "id"),
     Index("ix_watch_batches_trace", "trace_id", "id"),
 )

@@ -42,6 +42,7 @@ from core.records import (
 from core.store import schema as t
 from core.store.message_fields import COLUMNS, JSON_COLUMNS, appended, new_row, row_of
 from core.store.objects import ObjectStore
+from core.store.paths import LineInfo
 from core.store.reader import Reader
 from core.store.rows import record_from, row_values
 from core.tokens import count_message
@@ -60,29 +61,19 @@ HEAD: Any = _Head()
 
 
 @dataclass
-class _Line:
-    line: int
-    parent_line: int | None
-    start_depth: int
-    start_sequence: int
-    tip_sequence: int
-    tip_depth: int
-    branch_type: str | None
-    branch_id: str | None
-    new: bool = False
-    dirty: bool = False
-
-
-@dataclass
 class _TraceState:
     trace_id: str
     next_sequence: int
     next_line: int
     head: int | None
     message_count: int
-    lines: dict[int, _Line]
+    lines: dict[int, LineInfo]
     pos: dict[int, tuple[int, int]] = field(default_factory=dict)
     dirty: bool = False
+    #: Lines begun since the last flush (rows to insert) and lines whose tip moved (rows
+    #: to update, unless new).
+    new_lines: set[int] = field(default_factory=set)
+    moved_lines: set[int] = field(default_factory=set)
 
 
 #: Positions (line, depth) cached per trace during a transaction; older ones are re-read
@@ -167,7 +158,7 @@ class Writer:
         if row is None:
             raise NotFoundError(f"trace {trace_id!r} not found")
         lines = {
-            r.line: record_from(_Line, r._mapping, new=False, dirty=False)
+            r.line: record_from(LineInfo, r._mapping)
             for r in self.conn.execute(_TRACE_LINES, {"tid": trace_id})
         }
         st = _TraceState(
@@ -211,14 +202,16 @@ class Writer:
                 and li.branch_type == branch_type
                 and li.branch_id == branch_id
             ):
-                li.tip_sequence, li.tip_depth, li.dirty = sequence, depth, True
+                li.tip_sequence, li.tip_depth = sequence, depth
+                st.moved_lines.add(pl)
                 _remember(st, sequence, (pl, depth))
                 return pl, depth
         line = st.next_line
         st.next_line += 1
-        st.lines[line] = _Line(
-            line, parent_line, depth, sequence, sequence, depth, branch_type, branch_id, new=True
+        st.lines[line] = LineInfo(
+            line, parent_line, depth, sequence, sequence, depth, branch_type, branch_id
         )
+        st.new_lines.add(line)
         _remember(st, sequence, (line, depth))
         return line, depth
 
@@ -412,14 +405,14 @@ class Writer:
                     "message_count": st.message_count,
                 }
             )
-            new_lines.extend(_line_row(st.trace_id, li) for li in st.lines.values() if li.new)
+            new_lines.extend(_line_row(st.trace_id, st.lines[n]) for n in sorted(st.new_lines))
             tips.extend(
-                {"tid": st.trace_id, "ln": li.line, "tip_sequence": li.tip_sequence,
-                 "tip_depth": li.tip_depth}
-                for li in st.lines.values() if li.dirty and not li.new
+                {"tid": st.trace_id, "ln": n, "tip_sequence": st.lines[n].tip_sequence,
+                 "tip_depth": st.lines[n].tip_depth}
+                for n in sorted(st.moved_lines - st.new_lines)
             )  # fmt: skip
-            for li in st.lines.values():
-                li.new = li.dirty = False
+            st.new_lines.clear()
+            st.moved_lines.clear()
             st.dirty = False
         if states:
             self.conn.execute(_SET_STATE, states)
@@ -739,7 +732,7 @@ _SET_LINE_TIP = update(t.lines).where(
 _INSERT_AUDIT = insert(t.audit_log)
 
 
-def _line_row(trace_id: str, li: _Line) -> dict[str, Any]:
+def _line_row(trace_id: str, li: LineInfo) -> dict[str, Any]:
     return row_values(li, t.lines, trace_id=trace_id)
 
 

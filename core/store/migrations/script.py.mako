@@ -1,8 +1,4 @@
-"""${message}
-
-Revision ID: ${up_revision}
-Revises: ${down_revision | comma,n}
-"""
+"""${message}"""
 
 import sqlalchemy as sa
 from alembic import op
@@ -10,8 +6,6 @@ from alembic import op
 ${imports if imports else ""}
 revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

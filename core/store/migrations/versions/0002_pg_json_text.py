@@ -3,17 +3,12 @@
 ``jsonb`` normalises what it stores (``-0.0`` becomes ``0``, ``\\u0000`` is refused), so a
 trace copied from a SQLite file to PostgreSQL did not export identically. ``json`` keeps
 the text as written; ctxlens never queries inside JSON on the server. No-op on SQLite.
-
-Revision ID: 0002_pg_json_text
-Revises: 0001_initial
 """
 
 from alembic import op
 
 revision = "0002_pg_json_text"
 down_revision = "0001_initial"
-branch_labels = None
-depends_on = None
 
 JSON_COLUMNS = [
     ("traces", "metadata"),

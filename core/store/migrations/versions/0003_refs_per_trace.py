@@ -8,18 +8,22 @@ a trace; two traces may now hold the same id.
 
 Both tables are rebuilt (create, copy, drop, rename indexes back), which works the same on
 SQLite and PostgreSQL; on PostgreSQL the grants id sequence is moved past the copied ids.
-
-Revision ID: 0003_refs_per_trace
-Revises: 0002_pg_json_text
 """
 
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import (
+    create_trace_table,
+    dialect,
+    grant_columns,
+    ref_columns,
+    trace_fk,
+    trace_id_column,
+)
+
 revision = "0003_refs_per_trace"
 down_revision = "0002_pg_json_text"
-branch_labels = None
-depends_on = None
 
 REF_COLUMNS = (
     "trace_id, id, kind, description, tokens, bytes, image_blocks, source_sequence, content, "
@@ -34,18 +38,10 @@ GRANT_COLUMNS = (
 def _refs(per_trace: bool) -> None:
     op.create_table(
         "refs",
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
+        trace_id_column(),
         sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("kind", sa.String(length=32), nullable=False),
-        sa.Column("description", sa.Text(), nullable=False),
-        sa.Column("tokens", sa.Integer(), nullable=False),
-        sa.Column("bytes", sa.Integer(), nullable=False),
-        sa.Column("image_blocks", sa.Integer(), nullable=False),
-        sa.Column("source_sequence", sa.Integer(), nullable=True),
-        sa.Column("content", sa.Text(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.Column("metadata", sa.JSON(), nullable=True),
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
+        *ref_columns(sa.JSON()),
+        trace_fk(),
         sa.PrimaryKeyConstraint("trace_id", "id") if per_trace else sa.PrimaryKeyConstraint("id"),
     )
 
@@ -56,28 +52,7 @@ def _grants(per_trace: bool) -> None:
         if per_trace
         else sa.ForeignKeyConstraint(["ref_id"], ["refs.id"])
     )
-    op.create_table(
-        "grants",
-        sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
-        ),
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
-        sa.Column("ref_id", sa.String(length=64), nullable=False),
-        sa.Column("granted_by", sa.String(length=32), nullable=False),
-        sa.Column("reason", sa.Text(), nullable=False),
-        sa.Column("cost", sa.JSON(), nullable=False),
-        sa.Column("granted_at_sequence", sa.Integer(), nullable=True),
-        sa.Column("message_sequence", sa.Integer(), nullable=True),
-        sa.Column("revoked_at_sequence", sa.Integer(), nullable=True),
-        sa.Column("revoked_reason", sa.Text(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        ref_fk,
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
-        sa.PrimaryKeyConstraint("id"),
-    )
+    create_trace_table("grants", *grant_columns(sa.JSON()), references=[ref_fk])
 
 
 def _rebuild(per_trace: bool) -> None:
@@ -91,7 +66,7 @@ def _rebuild(per_trace: bool) -> None:
     op.drop_table("refs_old")
     op.create_index("ix_refs_trace", "refs", ["trace_id"], unique=False)
     op.create_index("ix_grants_trace", "grants", ["trace_id"], unique=False)
-    if op.get_bind().dialect.name == "postgresql":
+    if dialect() == "postgresql":
         op.execute(
             "SELECT setval(pg_get_serial_sequence('grants', 'id'), "
             "COALESCE((SELECT MAX(id) FROM grants), 0) + 1, false)"

@@ -4,34 +4,32 @@ An import writes its trace without token counts (exact tiktoken counts cost seve
 what parsing does) and fills them in right after its commit. The append-only triggers now
 let exactly that through: an UPDATE of ``token_count`` alone, from ``-1`` to a count. Any
 other UPDATE and every DELETE is still refused. Only triggers change; no data moves.
-
-Revision ID: 0004_pending_token_counts
-Revises: 0003_refs_per_trace
 """
 
 from alembic import op
 
 from core.store import triggers
+from core.store.migrations.columns import dialect, execute_all
 
 revision = "0004_pending_token_counts"
 down_revision = "0003_refs_per_trace"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name == "sqlite":
-        op.execute("DROP TRIGGER IF EXISTS messages_append_only_update")
-        op.execute(triggers.SQLITE[0])
-        op.execute(triggers.SQLITE[1])
+    if dialect() == "sqlite":
+        execute_all(["DROP TRIGGER IF EXISTS messages_append_only_update", *triggers.SQLITE[:2]])
     else:
         op.execute(triggers.POSTGRESQL[0])
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "sqlite":
-        op.execute("DROP TRIGGER IF EXISTS messages_append_only_count_once")
-        op.execute("DROP TRIGGER IF EXISTS messages_append_only_update")
-        op.execute(triggers.SQLITE_STRICT_UPDATE)
+    if dialect() == "sqlite":
+        execute_all(
+            [
+                "DROP TRIGGER IF EXISTS messages_append_only_count_once",
+                "DROP TRIGGER IF EXISTS messages_append_only_update",
+                triggers.SQLITE_STRICT_UPDATE,
+            ]
+        )
     else:
         op.execute(triggers.POSTGRESQL_STRICT_FUNCTION)

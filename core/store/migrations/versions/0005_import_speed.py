@@ -8,9 +8,6 @@
   NULL size matches any size, so those stores keep hashing first.
 - ``ix_messages_tool_call_id`` only over rows with a ``tool_call_id`` (tool results): the
   other two thirds of an import's rows no longer get an entry.
-
-Revision ID: 0005_import_speed
-Revises: 0004_pending_token_counts
 """
 
 import sqlalchemy as sa
@@ -18,8 +15,6 @@ from alembic import op
 
 revision = "0005_import_speed"
 down_revision = "0004_pending_token_counts"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

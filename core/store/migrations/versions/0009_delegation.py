@@ -8,26 +8,26 @@ lineage (the root's row alone carries the RootTaskAnchor and its SHA-256);
 owner's message it was made at (off the main path after a rewind, it leaves the catalogue);
 ``delegation_grants`` who holds which pair, granted by whom at which sequence, and why it
 ended (a revision or a rewind marks it, nothing is deleted).
-
-Revision ID: 0009_delegation
-Revises: 0005_import_speed
 """
 
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import (
+    create_trace_table,
+    created_at_column,
+    trace_fk,
+    trace_id_column,
+)
+
 revision = "0009_delegation"
 down_revision = "0005_import_speed"
-branch_labels = None
-depends_on = None
-
-_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
     op.create_table(
         "delegation_traces",
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
+        trace_id_column(),
         sa.Column("root_trace_id", sa.String(length=64), nullable=False),
         sa.Column("parent_trace_id", sa.String(length=64), nullable=True),
         sa.Column("depth", sa.Integer(), nullable=False),
@@ -37,47 +37,37 @@ def upgrade() -> None:
         sa.Column("anchor_sha256", sa.String(length=64), nullable=False),
         sa.Column("tools", sa.JSON(), nullable=True),
         sa.Column("budget_root", sa.String(length=64), nullable=False),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
+        created_at_column(),
+        trace_fk(),
         sa.PrimaryKeyConstraint("trace_id"),
     )
     op.create_index("ix_delegation_parent", "delegation_traces", ["parent_trace_id"])
-    op.create_table(
+    create_trace_table(
         "task_protocol_versions",
-        sa.Column("id", _ID, autoincrement=True, nullable=False),
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
         sa.Column("version_index", sa.Integer(), nullable=False),
         sa.Column("version", sa.String(length=64), nullable=False),
         sa.Column("brief", sa.JSON(), nullable=False),
         sa.Column("chars", sa.Integer(), nullable=False),
         sa.Column("approved_version", sa.String(length=64), nullable=True),
         sa.Column("parent_sequence", sa.Integer(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
-        sa.PrimaryKeyConstraint("id"),
-        sa.UniqueConstraint("trace_id", "version_index", name="uq_protocol_version"),
+        created_at_column(),
+        unique=("version_index", "uq_protocol_version"),
     )
-    op.create_table(
+    create_trace_table(
         "context_ref_snapshots",
-        sa.Column("id", _ID, autoincrement=True, nullable=False),
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
         sa.Column("ref_id", sa.String(length=128), nullable=False),
         sa.Column("version", sa.String(length=64), nullable=False),
         sa.Column("kind", sa.String(length=32), nullable=False),
         sa.Column("content", sa.Text(), nullable=False),
         sa.Column("chars", sa.Integer(), nullable=False),
         sa.Column("made_at_sequence", sa.Integer(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
-        sa.PrimaryKeyConstraint("id"),
+        created_at_column(),
     )
     op.create_index(
         "ix_ref_snapshots_pair", "context_ref_snapshots", ["trace_id", "ref_id", "version"]
     )
-    op.create_table(
+    create_trace_table(
         "delegation_grants",
-        sa.Column("id", _ID, autoincrement=True, nullable=False),
-        sa.Column("trace_id", sa.String(length=64), nullable=False),
         sa.Column("ref_id", sa.String(length=128), nullable=False),
         sa.Column("version", sa.String(length=64), nullable=False),
         sa.Column("kind", sa.String(length=32), nullable=False),
@@ -85,9 +75,7 @@ def upgrade() -> None:
         sa.Column("granted_by", sa.String(length=64), nullable=False),
         sa.Column("granted_at_sequence", sa.Integer(), nullable=False),
         sa.Column("dropped_reason", sa.Text(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.ForeignKeyConstraint(["trace_id"], ["traces.id"]),
-        sa.PrimaryKeyConstraint("id"),
+        created_at_column(),
     )
     op.create_index("ix_delegation_grants_trace", "delegation_grants", ["trace_id"])
     op.create_index("ix_delegation_grants_granter", "delegation_grants", ["granted_by"])

@@ -6,34 +6,29 @@ there with no duplicates), and the rows in order say where each batch ended, so 
 importer's state can be rebuilt by reading the same batches again
 (``core/live/tail_import.py``). ``head_sha256`` and ``inode`` identify the file that was
 read; a file replaced, truncated or rotated under the same name no longer matches.
-
-Revision ID: 0010_watch
-Revises: 0009_delegation
 """
 
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import created_at_column, id_primary_key, trace_id_reference
+
 revision = "0010_watch"
 down_revision = "0009_delegation"
-branch_labels = None
-depends_on = None
-
-_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
     op.create_table(
         "watch_batches",
-        sa.Column("id", _ID, primary_key=True, autoincrement=True),
+        id_primary_key(),
         sa.Column("path", sa.Text(), nullable=False),
-        sa.Column("trace_id", sa.String(64), sa.ForeignKey("traces.id"), nullable=False),
+        trace_id_reference(),
         sa.Column("start", sa.BigInteger(), nullable=False),
         sa.Column("end", sa.BigInteger(), nullable=False),
         sa.Column("head_sha256", sa.String(64), nullable=False),
         sa.Column("inode", sa.BigInteger(), nullable=True),
         sa.Column("format", sa.String(32), nullable=False),
-        sa.Column("created_at", sa.Float(), nullable=False),
+        created_at_column(),
     )
     op.create_index("ix_watch_batches_path", "watch_batches", ["path", "id"])
     op.create_index("ix_watch_batches_trace", "watch_batches", ["trace_id", "id"])

@@ -3,29 +3,22 @@
 The row is written before the request is forwarded and completed after the response
 ended, so a request in flight when ctxlens was killed is found (state ``in_flight``) and
 marked ``incomplete`` on the next start. ``body`` is the request body byte for byte.
-
-Revision ID: 0011_proxy
-Revises: 0010_watch
 """
 
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import id_primary_key, trace_id_reference
+
 revision = "0011_proxy"
 down_revision = "0010_watch"
-branch_labels = None
-depends_on = None
-
-
-def _id() -> sa.types.TypeEngine[int]:
-    return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
     op.create_table(
         "proxy_requests",
-        sa.Column("id", _id(), primary_key=True, autoincrement=True),
-        sa.Column("trace_id", sa.String(64), sa.ForeignKey("traces.id"), nullable=False),
+        id_primary_key(),
+        trace_id_reference(),
         sa.Column("call_index", sa.Integer(), nullable=False),
         sa.Column("api", sa.String(16), nullable=False),
         sa.Column("method", sa.String(16), nullable=False),

@@ -4,26 +4,18 @@ SQLite: the contentless FTS5 table ``search_fts`` (rowid = ``messages.id``), fil
 ``core/search/index.py:catch_up`` before a search (existing messages are indexed by the
 first search, not by this migration, so an upgrade stays instant). PostgreSQL: a GIN index
 over the searchable text of each message. Both from ``core/store/fulltext.py``.
-
-Revision ID: 0012_search
-Revises: 0011_proxy
 """
 
-from alembic import op
-
 from core.store import fulltext as ddl
+from core.store.migrations.columns import dialect, execute_all
 
 revision = "0012_search"
 down_revision = "0011_proxy"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
-    for statement in ddl.statements(op.get_bind().dialect.name):
-        op.execute(statement)
+    execute_all(ddl.statements(dialect()))
 
 
 def downgrade() -> None:
-    for statement in ddl.drop_statements(op.get_bind().dialect.name):
-        op.execute(statement)
+    execute_all(ddl.drop_statements(dialect()))

@@ -10,8 +10,6 @@ from alembic import op
 
 revision = "0013_checkpoint_blobs"
 down_revision = "0012_search"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
