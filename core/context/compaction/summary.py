@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from core.context.compaction.config import SummaryParams
 from core.context.compaction.contract import (
     ContractFacts,
-    assemble,
+    assembled_parts,
     contract_facts,
     contract_problems,
     goal_tree_text,
@@ -33,7 +33,7 @@ from core.context.compaction.summary_state import Records
 from core.context.shared_tuples import ListPrefix
 from core.context.view import View, render_resolved
 from core.records import ContextItem, Message
-from core.tokens import count_text
+from core.tokens import count_text, default_counter
 from core.tokens.counter import MESSAGE_OVERHEAD
 
 _ERROR_START = re.compile(
@@ -235,7 +235,9 @@ async def summarize(
     if error:
         return SummaryResult(None, tuple(stages), error)
     body = fold.body_for(records, region.facts.facts(), params.max_refs)
-    content = assemble(body.text, narrative, (region.seqs[0], region.seqs[1]))
+    parts = assembled_parts(body.text, narrative, (region.seqs[0], region.seqs[1]))
+    content = "".join(parts)
+    default_counter().count_joined(parts)  # the body's count is a memo hit: only the rest
     problems = [] if body.complete else contract_problems(content, body.expected)
     if problems:
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
