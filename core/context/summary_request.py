@@ -9,7 +9,7 @@ uses the one type.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,8 +34,9 @@ STAGE_INSTRUCTIONS = {
 class SummaryRequest:
     stage: str
     """``reflection`` | ``knowledge_eval`` | ``compression``."""
-    messages: tuple[Mapping[str, Any], ...]
-    """The part of the context being compacted, in OpenAI chat shape."""
+    messages: Sequence[Mapping[str, Any]]
+    """The part of the context being compacted, in OpenAI chat shape (immutable, read as
+    a tuple; the summary hands over its rendered list without copying it)."""
     goal_tree: str
     """The detailed GoalTree view (with summaries of completed goals)."""
     max_tokens: int

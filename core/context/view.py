@@ -38,7 +38,9 @@ COMPONENTS = (
 class View:
     """A context resolved against its messages: ready to render, count and hash."""
 
-    items: tuple[ContextItem, ...]
+    items: Sequence[ContextItem]
+    """Immutable, read as a tuple: a tuple, or a layer's output that shares structure with
+    its previous one (``core/context/shared_tuples.py:ChunkedTuple``)."""
     messages: Mapping[int, Message]
     boundary: CompactionEvent | None = None
     grows: object | None = None

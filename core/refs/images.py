@@ -74,7 +74,7 @@ def replace_old_images(view: View, keep: int) -> ImageReplacement:
     """
     blocks = [rendered_image_blocks(render_item(i, view.messages)) for i in view.items]
     if sum(blocks) <= keep:
-        return ImageReplacement(view.items, ())
+        return ImageReplacement(tuple(view.items), ())
     items = list(view.items)
     budget, replaced = keep, []
     for index in range(len(items) - 1, -1, -1):

@@ -250,7 +250,7 @@ def record_call(
         LlmCall(
             trace_id=rt.trace_id,
             call_index=w.next_call_index(rt.trace_id),
-            context=sent.view.items,
+            context=tuple(sent.view.items),  # a record: flat (free for a tuple)
             request_sha256=sent.sha256,
             model=model,
             head_sequence=sent.head,

@@ -8,6 +8,7 @@ Images are budgeted as image blocks, not text tokens (TOK-3).
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections import OrderedDict
@@ -25,6 +26,11 @@ REPLY_PRIMING = 3
 BATCH_SEPARATOR = "<|endoftext|>"
 #: Tokens per tool call beyond its name and arguments (type/function wrapper).
 TOOL_CALL_OVERHEAD = 8
+#: Encodings whose pre-tokenizer (``encodings.py``) never puts a newline in one piece with
+#: a following character that is neither whitespace nor ``/`` (o200k's punctuation run
+#: takes ``[\r\n/]*``), and has no lookbehind: a text splits into the same pieces on both
+#: sides of such a join, and BPE never merges across pieces, so counts add up there.
+_ADDITIVE_AFTER_NEWLINE = frozenset({"cl100k_base", "o200k_base"})
 
 
 #: What ``count_messages`` needs of a message: role, content, tool calls, name.
@@ -74,6 +80,27 @@ class TokenCounter:
             self._memo[text] = n
             if len(self._memo) > self._max:
                 self._memo.popitem(last=False)
+        return n
+
+    def count_joined(self, parts: Sequence[str]) -> int:
+        """``count_text("".join(parts))`` from the memoized counts of the parts, when every
+        join is a piece boundary (``piece_boundary``); else the joined text is counted. The
+        joined text's count enters the memo either way, so counting it next is a hit.
+
+        For a text made of a part that repeats across calls and parts that change (the
+        summary block: its body stays while the span and the narrative move), a call then
+        encodes only what changed."""
+        text = "".join(parts)
+        if self.encoding_name not in _ADDITIVE_AFTER_NEWLINE or not all(
+            piece_boundary(a, b) for a, b in itertools.pairwise(parts)
+        ):
+            return self.count_text(text)
+        n = sum(self.count_text(p) for p in parts)
+        if self.memo_max_chars is None or len(text) <= self.memo_max_chars:
+            with self._lock:
+                self._memo[text] = n
+                if len(self._memo) > self._max:
+                    self._memo.popitem(last=False)
         return n
 
     def count_uncached(self, text: str) -> int:
@@ -248,6 +275,20 @@ def default_counter() -> TokenCounter:
 
 def count_text(text: str) -> int:
     return default_counter().count_text(text)
+
+
+def piece_boundary(left: str, right: str) -> bool:
+    """``left + right`` joins where the pre-tokenizers of ``_ADDITIVE_AFTER_NEWLINE`` always
+    start a new piece: ``left`` ends with a newline after a character that is not
+    whitespace, and ``right`` starts with one that is neither whitespace nor ``/``."""
+    return (
+        len(left) >= 2
+        and left[-1] == "\n"
+        and not left[-2].isspace()
+        and bool(right)
+        and not right[0].isspace()
+        and right[0] != "/"
+    )
 
 
 def count_message(

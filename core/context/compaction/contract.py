@@ -80,9 +80,18 @@ def goal_tree_text(tree: GoalTree) -> str:
 
 def assemble(body: str, narrative: str, span: tuple[int, int] | None) -> str:
     """A summary from its body (``summary_body``), the narrative and the span it covers."""
+    return "".join(assembled_parts(body, narrative, span))
+
+
+def assembled_parts(
+    body: str, narrative: str, span: tuple[int, int] | None
+) -> tuple[str, str, str]:
+    """``assemble``'s text in three parts, each join after a newline: the head line, the
+    body (the same across a run's steps) and the narrative with the resume line, so its
+    tokens can be counted from the parts (``TokenCounter.count_joined``)."""
     head = "[Context summary"
     head += f": messages {span[0]}-{span[1]} were compacted]" if span else "]"
-    return "\n".join((head, body, narrative.strip(), "", RESUME))
+    return head + "\n", body + "\n", narrative.strip() + "\n\n" + RESUME
 
 
 def summary_body(records: Records, facts: ContractFacts) -> str:

@@ -12,7 +12,7 @@ place to go). Messages belong to the goal in focus when they were written (``goa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from itertools import chain
@@ -111,11 +111,11 @@ class _GoalMemo(NamedTuple):
             return False
         return not any(g in self.targets for _, gids in info.finishers for g in gids)
 
-    def grown(self, items: tuple[ContextItem, ...]) -> LayerResult:
+    def grown(self, items: Sequence[ContextItem]) -> LayerResult:
         res = self.result
         if not res.changed:
             return unchanged("goal", items, (res.details or {}).get("skipped", ""))
-        return replace(res, items=res.items + items[self.size :])
+        return replace(res, items=(*res.items, *items[self.size :]))
 
 
 class _UnitInfo(NamedTuple):
@@ -252,7 +252,7 @@ def _rewrites(
 
 
 def _assemble(
-    items: tuple[ContextItem, ...], spans: list[tuple[int, int]], edits: dict[int, ContextItem]
+    items: Sequence[ContextItem], spans: list[tuple[int, int]], edits: dict[int, ContextItem]
 ) -> tuple[ContextItem, ...]:
     """``items`` without the ``spans`` and with the ``edits`` (none inside a span)."""
     out: list[ContextItem] = []

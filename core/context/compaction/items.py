@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from core.context.shared_tuples import shared
 from core.context.view import View
 from core.context.view import kind_of as _kind
 from core.context.view import role_of as _role
@@ -93,7 +94,9 @@ def total_tokens(items: Iterable[ContextItem], messages: Mapping[int, Message]) 
 
 
 def with_items(view: View, items: Iterable[ContextItem]) -> View:
-    return View(tuple(items), view.messages, view.boundary)
+    """``view`` with ``items`` (kept as they are when immutable: a layer's output that
+    shares structure with its previous one is not flattened into a copy here)."""
+    return View(shared(items), view.messages, view.boundary)
 
 
 def _loads(text: str) -> Any:

@@ -11,13 +11,14 @@ with ``keep_recent=2``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache, partial
 
 from core.context.compaction.config import MicroParams
 from core.context.compaction.facts import find_refs, first_line, is_failure
 from core.context.compaction.result import LayerResult, unchanged
 from core.context.compaction.scan import ContextState, Scan, scan_of
+from core.context.shared_tuples import ChunkedList, ChunkedTuple, ListPrefix
 from core.context.view import View
 from core.records import ContextItem, Message
 
@@ -59,26 +60,27 @@ def micro(
     fold.replace_upto(cut)
     if not fold.replaced:
         return unchanged(level, items, "older tool results are already compacted")
-    out = fold.last = tuple(fold.out)
+    out = fold.last = fold.out.snapshot()
     if state is not None:  # the compactor counts the output next: offer it the scan
         state.offer(out, view.messages, partial(fold.output_scan, view.messages, out))
-    return LayerResult(level, out, replaced=fold.replaced_tuple())
+    return LayerResult(level, out, replaced=fold.replaced_so_far())
 
 
 class _MicroFold:
     """micro so far: call names, the results it may replace (``positions``), and the
     output with the first ``upto`` of them replaced. The boundary only moves forward as
-    the context grows, so each result is looked at once."""
+    the context grows, so each result is looked at once. The output is a snapshot of a
+    ``ChunkedList``: a call copies the chunks it changed, not the whole context."""
 
     def __init__(self, exempt: tuple[str, ...]) -> None:
         self.done = 0
         self.exempt = frozenset(exempt)
         self.names: dict[str, str] = {}
         self.positions: list[int] = []
-        self.out: list[ContextItem] = []
+        self.out: ChunkedList[ContextItem] = ChunkedList()
         self.msgs: list[Message | None] = []
         self.replaced: list[int] = []
-        self._replaced: tuple[int, ...] = ()
+        self._replaced: ListPrefix[int] = ListPrefix(self.replaced)
         self.upto = 0
         self.used: dict[str, str] = {}
         """Call id → the tool name a replaced result was given from ``names``."""
@@ -89,7 +91,7 @@ class _MicroFold:
         resolved again from scratch: newly replaced results lie just before the recent
         ones, near the end."""
         self.changed = 0
-        self.last: tuple[ContextItem, ...] = ()
+        self.last: ChunkedTuple[ContextItem] | None = None
         """The latest output (``scan`` follows only that one)."""
 
     def extend(self, scan: Scan) -> None:
@@ -105,7 +107,7 @@ class _MicroFold:
                 names[call.id] = call.name
             if msg.role == "tool" and _tool(msg, names) not in exempt:
                 positions.append(i)
-        self.out += scan.items[self.done :]
+        self.out.extend(scan.items[self.done :])
         self.msgs = msgs
 
     def replace_upto(self, cut: int) -> None:
@@ -126,7 +128,7 @@ class _MicroFold:
                 self.changed = min(self.changed, i)
         self.upto = max(self.upto, cut)
 
-    def output_scan(self, messages: Mapping[int, Message], out: tuple[ContextItem, ...]) -> Scan:
+    def output_scan(self, messages: Mapping[int, Message], out: Sequence[ContextItem]) -> Scan:
         """The scan of ``out``: the latest output's is kept and brought up to date from
         the first item changed since; an older output gets a scan of its own."""
         if out is not self.last:
@@ -141,10 +143,11 @@ class _MicroFold:
         self.changed = len(out)
         return self.scan
 
-    def replaced_tuple(self) -> tuple[int, ...]:
-        """``tuple(replaced)``, copied only when it grew (the boundary moves in steps)."""
+    def replaced_so_far(self) -> ListPrefix[int]:
+        """``replaced`` as an immutable sequence without copying it (the list is only
+        appended to; a new prefix only when it grew)."""
         if len(self._replaced) != len(self.replaced):
-            self._replaced = tuple(self.replaced)
+            self._replaced = ListPrefix(self.replaced)
         return self._replaced
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,7 +25,7 @@ class CompactionOutcome:
     level: LevelChoice
     """The level or layer asked for (``auto`` runs the layers in order)."""
     before: View
-    items: tuple[ContextItem, ...]
+    items: Sequence[ContextItem]
     tokens_before: int
     tokens_after: int
     trigger: Trigger = "auto"

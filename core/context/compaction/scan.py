@@ -40,7 +40,7 @@ class Scan:
 
     def __init__(self, messages: Mapping[int, Message]) -> None:
         self.messages = messages
-        self.items: tuple[ContextItem, ...] = ()
+        self.items: Sequence[ContextItem] = ()
         self.msgs: list[Message | None] = []
         """The message of each item (``None`` for a synthetic one)."""
         self.seqs: list[int | None] = []
@@ -60,11 +60,11 @@ class Scan:
     def tokens_in(self, lo: int, hi: int) -> int:
         return self.cum[hi] - self.cum[lo]
 
-    def extend(self, items: tuple[ContextItem, ...]) -> None:
+    def extend(self, items: Sequence[ContextItem]) -> None:
         """Continue with ``items``, which start with ``self.items``."""
         self._resolve(len(self.items), items)
 
-    def refresh_from(self, k: int, items: tuple[ContextItem, ...]) -> None:
+    def refresh_from(self, k: int, items: Sequence[ContextItem]) -> None:
         """Continue with ``items``, which equal ``self.items`` before index ``k`` only (a
         layer that changed the items from ``k`` on: micro's newly replaced results). What
         was resolved before ``k`` stays; the layer folds on this scan start over, since
@@ -82,13 +82,12 @@ class Scan:
         self.grows = None  # no longer a prefix of the views that shared the token
         self._resolve(k, items)
 
-    def _resolve(self, k: int, items: tuple[ContextItem, ...]) -> None:
+    def _resolve(self, k: int, items: Sequence[ContextItem]) -> None:
         """Resolve ``items[k:]`` (everything before ``k`` is resolved) and re-split the
         units from the last one."""
         msgs, get = self.messages, self.messages.get
         cum, total = self.cum, self.cum[-1]
-        for i in range(k, len(items)):
-            item = items[i]
+        for item in items[k:]:  # a slice: a ChunkedTuple reads only the chunks it covers
             seq = item.sequence
             msg = get(seq) if seq is not None else None
             self.msgs.append(msg)
@@ -123,7 +122,7 @@ class ContextState:
         self.slots = slots
         self._scans: list[Scan] = []
         self._offers: list[
-            tuple[tuple[ContextItem, ...], Mapping[int, Message], Callable[[], Scan]]
+            tuple[Sequence[ContextItem], Mapping[int, Message], Callable[[], Scan]]
         ] = []
 
     @property
@@ -148,7 +147,7 @@ class ContextState:
 
     def offer(
         self,
-        items: tuple[ContextItem, ...],
+        items: Sequence[ContextItem],
         messages: Mapping[int, Message],
         build: Callable[[], Scan],
     ) -> None:
@@ -211,7 +210,7 @@ class ContextState:
         return None
 
 
-def _extends(items: Sequence[ContextItem], prefix: tuple[ContextItem, ...]) -> bool:
+def _extends(items: Sequence[ContextItem], prefix: Sequence[ContextItem]) -> bool:
     """``items`` starts with ``prefix`` (a C-level comparison: identical items are
     compared by identity, so a run's own view costs a pointer check per item)."""
     if items is prefix:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from core.context.compaction.config import SummaryParams
 from core.context.compaction.contract import (
     ContractFacts,
-    assemble,
+    assembled_parts,
     contract_facts,
     contract_problems,
     goal_tree_text,
@@ -30,9 +30,10 @@ from core.context.compaction.result import LayerResult
 from core.context.compaction.scan import ContextState, Scan, scan_of
 from core.context.compaction.summarizer import Summarizer, SummaryRequest
 from core.context.compaction.summary_state import Records
+from core.context.shared_tuples import ListPrefix
 from core.context.view import View, render_resolved
 from core.records import ContextItem, Message
-from core.tokens import count_text
+from core.tokens import count_text, default_counter
 from core.tokens.counter import MESSAGE_OVERHEAD
 
 _ERROR_START = re.compile(
@@ -116,7 +117,9 @@ def _ends(scan: Scan) -> tuple[list[int], list[int]]:
 
 class _Region:
     """The summarized part so far (``items[:hi]`` without the head): its messages as the
-    summarizer reads them, its facts, its first and last sequence."""
+    summarizer reads them, its facts, its first and last sequence. ``rendered`` and
+    ``stored`` are only appended to (a region that would shrink is replaced by a new one),
+    so a ``ListPrefix`` of them is immutable and a request or result holds one."""
 
     def __init__(self, head: tuple[int, ...]) -> None:
         self.head = head
@@ -215,7 +218,7 @@ async def summarize(
     if not region.seqs:
         return SummaryResult(None, error="nothing to summarize")
     stages: list[StageRecord] = []
-    rendered = tuple(region.rendered)
+    rendered = ListPrefix(region.rendered)  # append-only: the request reads it, no copy
     tree = goal_tree_text(records.goals)
     for stage in summary_queue(params.stages, records.knowledge):
         notes = tuple(s.output for s in stages)
@@ -232,7 +235,9 @@ async def summarize(
     if error:
         return SummaryResult(None, tuple(stages), error)
     body = fold.body_for(records, region.facts.facts(), params.max_refs)
-    content = assemble(body.text, narrative, (region.seqs[0], region.seqs[1]))
+    parts = assembled_parts(body.text, narrative, (region.seqs[0], region.seqs[1]))
+    content = "".join(parts)
+    default_counter().count_joined(parts)  # the body's count is a memo hit: only the rest
     problems = [] if body.complete else contract_problems(content, body.expected)
     if problems:
         return SummaryResult(None, tuple(stages), "contract: " + "; ".join(problems), content)
@@ -240,7 +245,7 @@ async def summarize(
     part_tokens = scan.tokens_in(0, limit) - sum(scan.tokens_in(i, i + 1) for i in head)
     if not _smaller(block, part_tokens, msgs):
         return SummaryResult(None, tuple(stages), "summary is not smaller than what it replaces")
-    seqs = tuple(region.stored)
+    seqs = ListPrefix(region.stored)
     new = (*(items[i] for i in head), block, *(items[i] for i in tail))
     result = LayerResult(
         "summary", new, removed=seqs, details={"added": 1, "stages": [s.stage for s in stages]}
