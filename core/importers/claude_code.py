@@ -39,7 +39,7 @@ from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
 from core.importers.content import as_dict, dumps, image_ref, parse_time, text_of
 from core.importers.idmap import IdMap
-from core.importers.rawjson import without_leading_keys
+from core.importers.rawjson import LeadingKeys
 from core.importers.reading import first_record, iter_records_exact
 from core.importers.titles import request_title
 from core.records import ContextItem, NewMessage, ToolCall
@@ -155,6 +155,8 @@ class _Session:
         cannot fit (``TraceBuilder.calls_fit``): then only counted."""
         self.reply_count = 0
         self.reply_entries = 0
+        self.kept = LeadingKeys(_SESSION_KEYS)
+        """Cuts a kept record's JSON from its line without the session keys (``_kept_text``)."""
         self.auto_compact: int | None = None
         """The fewest tokens at which Claude Code compacted on its own (``preTokens``)."""
 
@@ -663,7 +665,7 @@ class _Session:
         summary = (
             labels[0] if len(records) == 1 else (f"{len(records)} records: " + " · ".join(labels))
         )
-        metadata = _kept_text(run)
+        metadata = _kept_text(self.kept, run)
         if metadata is None:
             kept = [{k: v for k, v in rec.items() if k not in _SESSION_KEYS} for rec in records]
             metadata = (
@@ -833,13 +835,15 @@ _SESSION_KEYS = frozenset(
 )
 
 
-def _kept_text(run: list[tuple[dict[str, Any], bytes | None]]) -> orjson.Fragment | None:
+def _kept_text(
+    kept: LeadingKeys, run: list[tuple[dict[str, Any], bytes | None]]
+) -> orjson.Fragment | None:
     """``_meta_run``'s metadata as JSON text cut from the records' lines (the same value
-    its dict would be: ``rawjson.without_leading_keys``), or ``None`` where a record has no
+    its dict would be: ``rawjson.LeadingKeys.cut``), or ``None`` where a record has no
     exact line (read by ``json``, fed by live capture) or cannot be cut exactly."""
     parts: list[bytes] = []
     for rec, line in run:
-        part = None if line is None else without_leading_keys(rec, line, _SESSION_KEYS)
+        part = None if line is None else kept.cut(rec, line)
         if part is None:
             return None
         parts.append(part)
