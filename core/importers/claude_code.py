@@ -27,20 +27,17 @@ summarized, linked from the compaction event: ``details.summarizer``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from core.context.view import current_items
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
 from core.importers.content import as_dict, dumps, image_ref, parse_time, text_of
 from core.importers.idmap import IdMap
-from core.importers.rawjson import LeadingKeys
-from core.importers.reading import first_record, iter_records_exact
+from core.importers.reading import first_record, iter_records
 from core.importers.titles import request_title
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
@@ -81,9 +78,8 @@ class _Unit:
     parent: int | None
     group: str | None = None
     parts: list[dict[str, Any]] = field(default_factory=list)
-    items: list[tuple[dict[str, Any], bytes | None]] = field(default_factory=list)
-    """The tool results and metadata records after the reply, in file order, each with
-    its line's bytes where they are its exact JSON text (``_meta_run`` stores them)."""
+    items: list[dict[str, Any]] = field(default_factory=list)
+    """The tool results and metadata records after the reply, in file order."""
     tool_ids: set[str] = field(default_factory=set)
     uuids: list[str] = field(default_factory=list)
 
@@ -155,14 +151,12 @@ class _Session:
         cannot fit (``TraceBuilder.calls_fit``): then only counted."""
         self.reply_count = 0
         self.reply_entries = 0
-        self.kept = LeadingKeys(_SESSION_KEYS)
-        """Cuts a kept record's JSON from its line without the session keys (``_kept_text``)."""
         self.auto_compact: int | None = None
         """The fewest tokens at which Claude Code compacted on its own (``preTokens``)."""
 
     # -- reading ------------------------------------------------------------------------
     def read_file(self, path: Path, name: str, lane: _Lane | None) -> None:
-        self._read(iter_records_exact(path, self.ctx, name), name, lane)
+        self.read_records(iter_records(path, self.ctx, name), name, lane)
         for ln in self.lanes.values():
             self._close(ln)
         if self.unknown and self.b.messages == 0 and not self.titles:
@@ -173,21 +167,12 @@ class _Session:
         self, records: Iterable[tuple[int, dict[str, Any]]], name: str, lane: _Lane | None
     ) -> None:
         """Take records in file order (a whole file, or lines appended to it: live capture)."""
-        self._read(_without_lines(records), name, lane)
-
-    def _read(
-        self,
-        records: Iterable[tuple[int, dict[str, Any], bytes | None]],
-        name: str,
-        lane: _Lane | None,
-    ) -> None:
-        """``read_records`` with each record's line where it is its exact JSON text."""
         ctx = self.ctx
-        for lineno, rec, line in records:
+        for lineno, rec in records:
             self.where = ctx.where = f"{name}:{lineno}"
             kind = rec.get("type")
             if kind in META_TYPES:  # most records (~6 per tool call): the shortest path
-                self._meta(lane or self._lane_of(rec), rec, line)
+                self._meta(lane or self._lane_of(rec), rec)
                 continue
             if not isinstance(kind, str):
                 raise InvalidInputError(f"{self.where}: record has no 'type' field")
@@ -200,7 +185,7 @@ class _Session:
             elif kind == "assistant":
                 self._assistant(target, rec, lineno)
             elif kind == "system":
-                self._system(target, rec, line)
+                self._system(target, rec)
             else:
                 count, first = self.unknown.get(kind, (0, self.where))
                 self.unknown[kind] = (count + 1, first)
@@ -335,7 +320,7 @@ class _Session:
         results = _result_ids(content)
         unit = lane.unit
         if results and unit is not None and unit.tool_ids & results:
-            unit.items.append((rec, None))
+            unit.items.append(rec)
             self._register(lane, unit, rec)
             return
         if rec.get("isCompactSummary"):
@@ -344,7 +329,7 @@ class _Session:
         if not self.first_prompt and lane.main and not rec.get("isMeta"):
             self.first_prompt = request_title(_typed_text(content))
         unit = self._start(lane, rec)
-        unit.items.append((rec, None))
+        unit.items.append(rec)
         self._register(lane, unit, rec)
 
     def _assistant(self, lane: _Lane, rec: dict[str, Any], lineno: int) -> None:
@@ -361,16 +346,16 @@ class _Session:
                 unit.tool_ids.add(block["id"])
         self._register(lane, unit, rec)
 
-    def _system(self, lane: _Lane, rec: dict[str, Any], line: bytes | None) -> None:
+    def _system(self, lane: _Lane, rec: dict[str, Any]) -> None:
         subtype = rec.get("subtype")
         if subtype == "compact_boundary":
             self._boundary(lane, rec)
         elif subtype == "microcompact_boundary":
             self._microcompact(lane, rec)
         else:
-            self._meta(lane, rec, line)
+            self._meta(lane, rec)
 
-    def _meta(self, lane: _Lane, rec: dict[str, Any], line: bytes | None) -> None:
+    def _meta(self, lane: _Lane, rec: dict[str, Any]) -> None:
         data = rec.get("data")
         if isinstance(data, dict) and data.get("type") == "agent_progress" and data.get("agentId"):
             call = rec.get("parentToolUseID")
@@ -380,7 +365,7 @@ class _Session:
         if unit is None:
             unit = _Unit(self._attach(lane, rec))
             lane.unit = unit
-        unit.items.append((rec, line))
+        unit.items.append(rec)
         self._register(lane, unit, rec)
 
     def _alias(self, lane: _Lane, rec: dict[str, Any]) -> None:
@@ -412,15 +397,15 @@ class _Session:
             self._note_reply(lane, reply, unit.parent, seq)
             for call in unit.tool_ids:
                 self.tool_seq[call] = seq
-        run: list[tuple[dict[str, Any], bytes | None]] = []
-        for item in unit.items:
-            if item[0].get("type") == "user":
+        run: list[dict[str, Any]] = []
+        for rec in unit.items:
+            if rec.get("type") == "user":
                 if run:
                     seq = self.b.add(self._meta_run(lane, run), seq)
                     run = []
-                seq = self._emit_user(lane, item[0], seq)
+                seq = self._emit_user(lane, rec, seq)
             else:
-                run.append(item)
+                run.append(rec)
         if run:
             seq = self.b.add(self._meta_run(lane, run), seq)
         if seq is not None:
@@ -633,15 +618,13 @@ class _Session:
         )
 
     def _meta_message(self, lane: _Lane, rec: dict[str, Any]) -> NewMessage:
-        return self._meta_run(lane, [(rec, None)])
+        return self._meta_run(lane, [rec])
 
-    def _meta_run(self, lane: _Lane, run: list[tuple[dict[str, Any], bytes | None]]) -> NewMessage:
+    def _meta_run(self, lane: _Lane, records: list[dict[str, Any]]) -> NewMessage:
         """One ``meta`` message for records in a row that are not conversation (progress,
         hooks, snapshots, system notes): shown as one dim line, never sent. Its metadata is
         the record without the session keys, or for several ``{"uuid": <last>, "records":
-        [...]}``; a Claude Code turn logs ~6 such records per tool call. That JSON is cut
-        from the records' own lines where it can be (``_kept_text``), not encoded again."""
-        records = [rec for rec, _ in run]
+        [...]}``; a Claude Code turn logs ~6 such records per tool call."""
         labels: list[str] = []
         size = 0
         for rec in records:  # labels until the line is full (the summary keeps 500 chars)
@@ -660,17 +643,14 @@ class _Session:
                 )
             )
             size += len(labels[-1]) + 3
+        kept = [{k: v for k, v in rec.items() if k not in _SESSION_KEYS} for rec in records]
         first = records[0]
         when = parse_time(first.get("timestamp") or as_dict(first.get("snapshot")).get("timestamp"))
-        summary = (
-            labels[0] if len(records) == 1 else (f"{len(records)} records: " + " · ".join(labels))
-        )
-        metadata = _kept_text(self.kept, run)
-        if metadata is None:
-            kept = [{k: v for k, v in rec.items() if k not in _SESSION_KEYS} for rec in records]
-            metadata = (
-                kept[0] if len(records) == 1 else {"uuid": records[-1].get("uuid"), "records": kept}
-            )
+        if len(records) == 1:
+            summary, metadata = labels[0], kept[0]
+        else:
+            summary = f"{len(records)} records: " + " · ".join(labels)
+            metadata = {"uuid": records[-1].get("uuid"), "records": kept}
         return self._new(
             lane, "system", summary[:500], kind="meta", created_at=when, metadata=metadata
         )
@@ -835,31 +815,6 @@ _SESSION_KEYS = frozenset(
 )
 
 
-def _kept_text(
-    kept: LeadingKeys, run: list[tuple[dict[str, Any], bytes | None]]
-) -> orjson.Fragment | None:
-    """``_meta_run``'s metadata as JSON text cut from the records' lines (the same value
-    its dict would be: ``rawjson.LeadingKeys.cut``), or ``None`` where a record has no
-    exact line (read by ``json``, fed by live capture) or cannot be cut exactly."""
-    parts: list[bytes] = []
-    for rec, line in run:
-        part = None if line is None else kept.cut(rec, line)
-        if part is None:
-            return None
-        parts.append(part)
-    if len(parts) == 1:
-        return orjson.Fragment(parts[0])
-    uuid = orjson.dumps(run[-1][0].get("uuid"))  # a value of an exact line: orjson's own
-    return orjson.Fragment(b'{"uuid":' + uuid + b',"records":[' + b",".join(parts) + b"]}")
-
-
-def _without_lines(
-    records: Iterable[tuple[int, dict[str, Any]]],
-) -> Iterator[tuple[int, dict[str, Any], bytes | None]]:
-    for lineno, rec in records:
-        yield lineno, rec, None
-
-
 def _digest(text: str) -> str:
     return hashlib.sha1(text.strip().encode("utf-8", "replace")).hexdigest()
 
@@ -896,7 +851,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     meta, created = _session_info(main)
     meta["files"] = [str(p) for p in unit.files]
     b = TraceBuilder(w, ctx, FORMAT, str(unit.path), main.stem, meta, created)
-    b.json_from_reader = True  # every value written comes from iter_records_exact
+    b.json_from_reader = True  # every value written comes from iter_records
     session = _Session(b, ctx)
     try:
         standalone = main.name.startswith("agent-")

@@ -92,16 +92,6 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for every non-blank line of a JSON Lines file."""
     name = where or str(path)
-    for lineno, line in iter_lines(path, ctx, name):
-        yield lineno, parse_line(line, ctx, name, lineno)
-
-
-def iter_lines(
-    path: Path, ctx: ImportContext, where: str | None = None
-) -> Iterator[tuple[int, bytes]]:
-    """``(line number, bytes)`` for every non-blank line of a JSON Lines file, each at most
-    ``MAX_LINE`` long and counted into the context's progress."""
-    name = where or str(path)
     with open_file(path, name, READ_BUFFER) as f:
         lineno = 0
         while True:
@@ -116,29 +106,22 @@ def iter_lines(
                 )
             if line.isspace():  # blank (``strip`` would copy every line to see it)
                 continue
-            yield lineno, line
+            yield lineno, parse_line(line, ctx, name, lineno)
 
 
 def parse_line(line: bytes, ctx: ImportContext, name: str, lineno: int) -> Any:
     """The JSON value of one line, or an error naming the file and the line."""
-    return parse_line_exact(line, ctx, name, lineno)[0]
-
-
-def parse_line_exact(line: bytes, ctx: ImportContext, name: str, lineno: int) -> tuple[Any, bool]:
-    """``parse_line``, and whether orjson read it: then the line's bytes are JSON text of
-    exactly that value (no NaN or infinity, no integer beyond 64 bits, valid UTF-8), which
-    an importer may store as they are instead of encoding the value again."""
     try:
         value = _fast_loads(line)
-        if value is not _NEEDS_JSON:
-            return value, True
-        ctx.finite_json = False  # json reads NaN and infinities; orjson never
-        return json.loads(line), False
+        if value is _NEEDS_JSON:
+            ctx.finite_json = False  # json reads NaN and infinities; orjson never
+            value = json.loads(line)
     except ValueError as exc:
         hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
         raise InvalidInputError(f"{name}:{lineno}: {describe_json_error(exc)}{hint}") from None
     except RecursionError:
         raise BeyondLimits(f"{name}:{lineno}: {TOO_DEEP}") from None
+    return value
 
 
 def iter_records(
@@ -148,17 +131,6 @@ def iter_records(
     name = where or str(path)
     for lineno, value in iter_jsonl(path, ctx, name):
         yield lineno, as_record(value, name, lineno)
-
-
-def iter_records_exact(
-    path: Path, ctx: ImportContext, where: str | None = None
-) -> Iterator[tuple[int, dict[str, Any], bytes | None]]:
-    """``iter_records`` with each line's bytes where they are exactly the record's JSON
-    text (``parse_line_exact``), else ``None``."""
-    name = where or str(path)
-    for lineno, line in iter_lines(path, ctx, name):
-        value, exact = parse_line_exact(line, ctx, name, lineno)
-        yield lineno, as_record(value, name, lineno), line if exact else None
 
 
 def as_record(value: Any, name: str, lineno: int) -> dict[str, Any]:

@@ -335,11 +335,7 @@ class Writer:
         ``_ROWS_PER_INSERT`` rows per statement (one statement step, which lets go of the
         GIL, per 64 rows instead of per row), the rest one row per step: two statement
         shapes, prepared once per connection."""
-        if self.conn.dialect.name != "sqlite":  # JSON text kept as text is a value again here
-            for i, _ in encoders:
-                for r in rows:
-                    if type(r[i]) is orjson.Fragment:
-                        r[i] = orjson.loads(orjson.dumps(r[i]))
+        if self.conn.dialect.name != "sqlite":
             self.conn.execute(insert(t.messages), [dict(zip(COLUMNS, r)) for r in rows])
             return
         for i, encode in encoders:  # the rows are this call's own: encoded in place
@@ -819,11 +815,7 @@ def orjson_text(value: Any, finite: bool = False) -> str | None:
     compared (no NaN, infinity or tuple in the value: the same), half the cost of
     ``json.dumps`` on the records importers keep, most of which hold a ``null``.
     ``finite``: the caller knows the value holds no NaN or infinity; no check.
-    An ``orjson.Fragment`` is JSON text its maker checked (an importer's line that orjson
-    read: ``core/importers/reading.py:parse_line_exact``): written as it is.
     """
-    if type(value) is orjson.Fragment:
-        return orjson.dumps(value).decode()
     try:
         out = orjson.dumps(value, option=_ORJSON_OPTIONS)
     except TypeError:
