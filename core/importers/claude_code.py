@@ -673,26 +673,30 @@ class _Session:
         )
         meta = self._meta_message(lane, rec)
         mseq = self.b.add(
-            NewMessage(
+            self._new(
+                lane,
                 "system",
                 note,
                 kind="meta",
-                branch_type=lane.branch_type,
-                branch_id=lane.branch_id,
-                agent_name=lane.agent_name,
                 created_at=meta.created_at,
                 metadata=meta.metadata,
             ),
             at,
         )
+        self._placed(lane, rec, mseq)
+        when = parse_time(rec.get("timestamp")) or 0.0
+        details = {"uuid": rec.get("uuid"), **cm}
+        lane.boundary = _Boundary(at, mseq, trigger, pre_tokens, when, details)
+
+    def _placed(self, lane: _Lane, rec: dict[str, Any], seq: int) -> None:
+        """A compaction record written as its own message at ``seq``: its uuid leads there
+        (a side lane also claims it) and the lane continues from it."""
         uid = rec.get("uuid")
         if isinstance(uid, str):
-            self.nodes[uid] = mseq
+            self.nodes[uid] = seq
             if not lane.main:
                 lane.uuids.add(uid)
-        lane.tail = mseq
-        when = parse_time(rec.get("timestamp")) or 0.0
-        lane.boundary = _Boundary(at, mseq, trigger, pre_tokens, when, {"uuid": uid, **cm})
+        lane.tail = seq
 
     def _summary(self, lane: _Lane, rec: dict[str, Any]) -> None:
         """The ``isCompactSummary`` message: what the model sees after the boundary."""
@@ -703,24 +707,17 @@ class _Session:
         before = bd.at if bd is not None else lane.tail
         content = as_dict(rec.get("message")).get("content")
         seq = self.b.add(
-            NewMessage(
+            self._new(
+                lane,
                 "user",
                 text_of(content),
                 kind="summary",
-                branch_type=lane.branch_type,
-                branch_id=lane.branch_id,
-                agent_name=lane.agent_name,
                 created_at=parse_time(rec.get("timestamp")),
                 metadata={"uuid": rec.get("uuid"), "is_compact_summary": True},
             ),
             parent,
         )
-        uid = rec.get("uuid")
-        if isinstance(uid, str):
-            self.nodes[uid] = seq
-            if not lane.main:
-                lane.uuids.add(uid)
-        lane.tail = seq
+        self._placed(lane, rec, seq)
         if bd is None:
             self.ctx.warn(f"{self.where}: compact summary without a compact_boundary record")
             bd = _Boundary(
