@@ -476,16 +476,11 @@ class _Session:
                 kind = block.get("type")
                 if kind in ("tool_use", "server_tool_use"):
                     calls.append(self._call(block))
-                elif kind == "text":
-                    texts.append(str(block.get("text") or ""))
-                    parts.append(block)
                 elif kind in ("thinking", "redacted_thinking"):
                     thinking.append(str(block.get("thinking") or ""))
                     parts.append(block)
-                elif kind == "image":
-                    parts.append(self._image(block))
                 else:
-                    parts.append(block)
+                    self._keep(block, texts, parts)
         first, last = records[0], as_dict(records[-1].get("message"))
         text = "\n\n".join(t.strip() for t in texts if t.strip())
         kind = "message"
@@ -538,6 +533,14 @@ class _Session:
         )
         return part
 
+    def _keep(self, block: dict[str, Any], texts: list[str], parts: list[Any]) -> None:
+        """A block of a reply or a user message that is neither a call, a result nor a
+        thought: kept as a part (an image as a ref), its text read if it is text."""
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        parts.append(self._image(block) if kind == "image" else block)
+
     def _emit_user(self, lane: _Lane, rec: dict[str, Any], parent: int | None) -> int | None:
         msg = as_dict(rec.get("message"))
         content = msg.get("content")
@@ -554,13 +557,8 @@ class _Session:
             if kind == "tool_result":
                 seq = self.b.add(self._tool_result(lane, block, structured, when, base), seq)
                 structured = None
-            elif kind == "text":
-                texts.append(str(block.get("text") or ""))
-                parts.append(block)
-            elif kind == "image":
-                parts.append(self._image(block))
             else:
-                parts.append(block)
+                self._keep(block, texts, parts)
         if parts or not _result_ids(content):
             keep = tuple(parts) if any(as_dict(p).get("type") != "text" for p in parts) else None
             text = "\n".join(t for t in texts if t)
