@@ -476,16 +476,11 @@ class _Session:
                 kind = block.get("type")
                 if kind in ("tool_use", "server_tool_use"):
                     calls.append(self._call(block))
-                elif kind == "text":
-                    texts.append(str(block.get("text") or ""))
-                    parts.append(block)
                 elif kind in ("thinking", "redacted_thinking"):
                     thinking.append(str(block.get("thinking") or ""))
                     parts.append(block)
-                elif kind == "image":
-                    parts.append(self._image(block))
                 else:
-                    parts.append(block)
+                    self._keep(block, texts, parts)
         first, last = records[0], as_dict(records[-1].get("message"))
         text = "\n\n".join(t.strip() for t in texts if t.strip())
         kind = "message"
@@ -538,6 +533,14 @@ class _Session:
         )
         return part
 
+    def _keep(self, block: dict[str, Any], texts: list[str], parts: list[Any]) -> None:
+        """A block of a reply or a user message that is neither a call, a result nor a
+        thought: kept as a part (an image as a ref), its text read if it is text."""
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        parts.append(self._image(block) if kind == "image" else block)
+
     def _emit_user(self, lane: _Lane, rec: dict[str, Any], parent: int | None) -> int | None:
         msg = as_dict(rec.get("message"))
         content = msg.get("content")
@@ -554,13 +557,8 @@ class _Session:
             if kind == "tool_result":
                 seq = self.b.add(self._tool_result(lane, block, structured, when, base), seq)
                 structured = None
-            elif kind == "text":
-                texts.append(str(block.get("text") or ""))
-                parts.append(block)
-            elif kind == "image":
-                parts.append(self._image(block))
             else:
-                parts.append(block)
+                self._keep(block, texts, parts)
         if parts or not _result_ids(content):
             keep = tuple(parts) if any(as_dict(p).get("type") != "text" for p in parts) else None
             text = "\n".join(t for t in texts if t)
@@ -673,26 +671,30 @@ class _Session:
         )
         meta = self._meta_message(lane, rec)
         mseq = self.b.add(
-            NewMessage(
+            self._new(
+                lane,
                 "system",
                 note,
                 kind="meta",
-                branch_type=lane.branch_type,
-                branch_id=lane.branch_id,
-                agent_name=lane.agent_name,
                 created_at=meta.created_at,
                 metadata=meta.metadata,
             ),
             at,
         )
+        self._placed(lane, rec, mseq)
+        when = parse_time(rec.get("timestamp")) or 0.0
+        details = {"uuid": rec.get("uuid"), **cm}
+        lane.boundary = _Boundary(at, mseq, trigger, pre_tokens, when, details)
+
+    def _placed(self, lane: _Lane, rec: dict[str, Any], seq: int) -> None:
+        """A compaction record written as its own message at ``seq``: its uuid leads there
+        (a side lane also claims it) and the lane continues from it."""
         uid = rec.get("uuid")
         if isinstance(uid, str):
-            self.nodes[uid] = mseq
+            self.nodes[uid] = seq
             if not lane.main:
                 lane.uuids.add(uid)
-        lane.tail = mseq
-        when = parse_time(rec.get("timestamp")) or 0.0
-        lane.boundary = _Boundary(at, mseq, trigger, pre_tokens, when, {"uuid": uid, **cm})
+        lane.tail = seq
 
     def _summary(self, lane: _Lane, rec: dict[str, Any]) -> None:
         """The ``isCompactSummary`` message: what the model sees after the boundary."""
@@ -703,24 +705,17 @@ class _Session:
         before = bd.at if bd is not None else lane.tail
         content = as_dict(rec.get("message")).get("content")
         seq = self.b.add(
-            NewMessage(
+            self._new(
+                lane,
                 "user",
                 text_of(content),
                 kind="summary",
-                branch_type=lane.branch_type,
-                branch_id=lane.branch_id,
-                agent_name=lane.agent_name,
                 created_at=parse_time(rec.get("timestamp")),
                 metadata={"uuid": rec.get("uuid"), "is_compact_summary": True},
             ),
             parent,
         )
-        uid = rec.get("uuid")
-        if isinstance(uid, str):
-            self.nodes[uid] = seq
-            if not lane.main:
-                lane.uuids.add(uid)
-        lane.tail = seq
+        self._placed(lane, rec, seq)
         if bd is None:
             self.ctx.warn(f"{self.where}: compact summary without a compact_boundary record")
             bd = _Boundary(

@@ -14,7 +14,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx
 import orjson
@@ -29,6 +29,17 @@ from core.llm.sse import SseDecoder
 
 Messages = Sequence[Mapping[str, Any]]
 EventCallback = Callable[[StreamEvent], None]
+
+
+class RequestArgs(TypedDict, total=False):
+    """What a chat request carries besides its messages (``None`` or absent: the settings'
+    model, no tools, the provider's tool choice, no extra body keys). ``complete``,
+    ``stream`` and ``build_body`` take these keywords and pass them on as they are."""
+
+    model: str | None
+    tools: Sequence[Mapping[str, Any]] | None
+    tool_choice: Any
+    params: Mapping[str, Any] | None
 
 
 class ChatClient:
@@ -62,22 +73,16 @@ class ChatClient:
         await self.aclose()
 
     def build_body(
-        self,
-        messages: Messages,
-        *,
-        model: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
-        stream: bool = False,
-        params: Mapping[str, Any] | None = None,
+        self, messages: Messages, *, stream: bool = False, **request: Unpack[RequestArgs]
     ) -> dict[str, Any]:
         """The JSON body sent (no key in it; safe to log)."""
-        body: dict[str, Any] = {"model": model or self.settings.model, "messages": list(messages)}
-        if tools:
+        model = request.get("model") or self.settings.model
+        body: dict[str, Any] = {"model": model, "messages": list(messages)}
+        if tools := request.get("tools"):
             body["tools"] = list(tools)
-        if tool_choice is not None:
+        if (tool_choice := request.get("tool_choice")) is not None:
             body["tool_choice"] = tool_choice
-        if params:
+        if params := request.get("params"):
             body.update(params)
         body["stream"] = stream
         if stream and self.settings.include_usage:
@@ -88,22 +93,18 @@ class ChatClient:
         self,
         messages: Messages,
         *,
-        model: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
         stream: bool | None = None,
-        params: Mapping[str, Any] | None = None,
         on_event: EventCallback | None = None,
         cancel: asyncio.Event | None = None,
+        **request: Unpack[RequestArgs],
     ) -> ModelResponse:
         """One call; streaming by default (``settings.stream``). ``on_event`` sees deltas."""
         use_stream = self.settings.stream if stream is None else stream
-        kw = dict(model=model, tools=tools, tool_choice=tool_choice, params=params)
         if use_stream:
-            call = self._complete_streaming(messages, on_event, kw)
+            call = self._complete_streaming(messages, on_event, request)
         else:
-            call = self._complete_plain(messages, kw)
-        return await race_cancel(self._within_deadline(call, model), cancel)
+            call = self._complete_plain(messages, request)
+        return await race_cancel(self._within_deadline(call, request.get("model")), cancel)
 
     async def _within_deadline(
         self, call: Coroutine[Any, Any, ModelResponse], model: str | None
@@ -123,10 +124,11 @@ class ChatClient:
             ) from None
 
     async def _complete_streaming(
-        self, messages: Messages, on_event: EventCallback | None, kw: dict[str, Any]
+        self, messages: Messages, on_event: EventCallback | None, request: RequestArgs
     ) -> ModelResponse:
         events_on = on_event is not None
-        async with contextlib.aclosing(self.stream(messages, events=events_on, **kw)) as events:
+        stream = self.stream(messages, events=events_on, **request)
+        async with contextlib.aclosing(stream) as events:
             async for event in events:
                 if isinstance(event, StreamDone):
                     return event.response
@@ -134,8 +136,8 @@ class ChatClient:
                     on_event(event)
         raise AssertionError("stream() always ends with StreamDone or raises")
 
-    async def _complete_plain(self, messages: Messages, kw: dict[str, Any]) -> ModelResponse:
-        body = self.build_body(messages, stream=False, **kw)
+    async def _complete_plain(self, messages: Messages, request: RequestArgs) -> ModelResponse:
+        body = self.build_body(messages, stream=False, **request)
         model = str(body["model"])
         started = time.perf_counter()
         try:
@@ -151,20 +153,11 @@ class ChatClient:
         return parse_completion(data, model, latency)
 
     async def stream(
-        self,
-        messages: Messages,
-        *,
-        model: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
-        params: Mapping[str, Any] | None = None,
-        events: bool = True,
+        self, messages: Messages, *, events: bool = True, **request: Unpack[RequestArgs]
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed call as events; the last one is ``StreamDone(response)``.
         ``events=False``: only that last one (no event object per chunk)."""
-        body = self.build_body(
-            messages, model=model, tools=tools, tool_choice=tool_choice, stream=True, params=params
-        )
+        body = self.build_body(messages, stream=True, **request)
         model_name = str(body["model"])
         started = time.perf_counter()
         asm = StreamAssembler(model_name, events)

@@ -13,18 +13,16 @@ that a request which failed as too long is never sent again unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from core.canonical import canonical_sha256
-from core.llm.clock import Clock
 from core.llm.errors import CONTEXT_ERRORS, ModelCallError, UnchangedResendError
-from core.llm.retry import DEFAULT_POLICY, RetryNotice, RetryPolicy, call_with_retries
+from core.llm.retry import RetryArgs, call_with_retries
 
 T = TypeVar("T")
 
@@ -127,15 +125,9 @@ async def call_with_recovery(
     send: Send[T],
     *,
     actions: RecoveryActions,
-    model: str,
-    fallback_model: str | None = None,
-    policy: RetryPolicy = DEFAULT_POLICY,
-    clock: Clock | None = None,
-    cancel: asyncio.Event | None = None,
-    on_retry: Callable[[RetryNotice], None] | None = None,
     on_recovery: Callable[[LadderEntry], None] | None = None,
-    jitter_key: str = "",
     request_extra: Callable[[], Any] | None = None,
+    **retry: Unpack[RetryArgs],
 ) -> T:
     """One model call with both recovery paths.
 
@@ -146,6 +138,8 @@ async def call_with_recovery(
     failed as too long is not sent — the ladder moves on instead. When the ladder reaches
     ``surface`` the last context error is raised. ``request_extra()``: what else the
     request carries (e.g. its output limit), so a step that raises it is a change.
+    ``retry``: the model, fallback, policy, clock, cancel event, ``on_retry`` and jitter
+    key, passed to ``call_with_retries`` as they are.
     """
     ladder = RecoveryLadder(actions)
     guard = ResendGuard()
@@ -159,16 +153,7 @@ async def call_with_recovery(
                 raise last
             continue
         try:
-            return await call_with_retries(
-                functools.partial(_send_to, send, messages),
-                model=model,
-                fallback_model=fallback_model,
-                policy=policy,
-                clock=clock,
-                cancel=cancel,
-                on_retry=on_retry,
-                jitter_key=jitter_key,
-            )
+            return await call_with_retries(functools.partial(_send_to, send, messages), **retry)
         except ModelCallError as err:
             if err.kind not in CONTEXT_ERRORS:
                 raise

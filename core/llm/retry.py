@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Required, TypedDict, TypeVar
 
 from core.llm.cancel import race_cancel
 from core.llm.clock import Clock, RealClock
@@ -77,6 +77,19 @@ class RetryNotice:
     delay_s: float
     model: str
     next_model: str
+
+
+class RetryArgs(TypedDict, total=False):
+    """The keywords of ``call_with_retries`` after ``call``: what a caller that wraps it
+    (``core/llm/recovery.py:call_with_recovery``) takes and passes on unchanged."""
+
+    model: Required[str]
+    fallback_model: str | None
+    policy: RetryPolicy
+    clock: Clock | None
+    cancel: asyncio.Event | None
+    on_retry: Callable[[RetryNotice], None] | None
+    jitter_key: str
 
 
 async def call_with_retries(

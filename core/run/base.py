@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from core.context.compaction import (
     Compactor,
@@ -52,6 +52,9 @@ from core.store.writer import Writer
 from core.tokens.counter import estimate_prompt_tokens
 from core.tool_schema import function_schema
 
+if TYPE_CHECKING:
+    from core.llm.client import RequestArgs
+
 INTRINSIC = (
     "goal",
     "skill",
@@ -73,12 +76,9 @@ class ModelPort(Protocol):
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
-        model: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
         on_event: Callable[[StreamEvent], None] | None = None,
         cancel: asyncio.Event | None = None,
-        params: Mapping[str, Any] | None = None,
+        **request: Unpack[RequestArgs],
     ) -> ModelResponse: ...
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from core.llm import ChatBackend
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from core.run.runner import Runner
     from core.run.tools import ToolRegistry
     from core.store import Store
+
+T = TypeVar("T")
 
 DEMO_TOOLS = "demo"
 """``RunConfig.extra["tools"]`` of a run that was offered the demo world's tools (its run
@@ -80,9 +82,7 @@ def register_rerunner(rerunner: Rerunner) -> None:
 
 def rerunner_for(metadata: object) -> Rerunner | None:
     """The re-runner of a trace with this metadata, or ``None`` (imported, recorded runs)."""
-    if not isinstance(metadata, Mapping):
-        return None
-    return next((r for k, r in _RERUNNERS.items() if isinstance(metadata.get(k), dict)), None)
+    return _marked(_RERUNNERS, metadata)
 
 
 def rerunner_keys() -> tuple[str, ...]:
@@ -132,9 +132,15 @@ def register_runner_kind(kind: RunnerKind) -> None:
 
 def runner_kind(metadata: object) -> RunnerKind | None:
     """The kind of a trace with this metadata (``None``: the plain ``Runner``)."""
+    return _marked(_KINDS, metadata)
+
+
+def _marked(registered: Mapping[str, T], metadata: object) -> T | None:
+    """The first entry whose key marks ``metadata`` (an object under that key): how both
+    registries here recognise their traces."""
     if not isinstance(metadata, Mapping):
         return None
-    return next((k for key, k in _KINDS.items() if isinstance(metadata.get(key), dict)), None)
+    return next((v for k, v in registered.items() if isinstance(metadata.get(k), dict)), None)
 
 
 def refusal(metadata: object) -> str | None:
