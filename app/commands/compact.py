@@ -117,7 +117,8 @@ def _trace_request(store: Any, args: Any) -> CompactRequest:
 
 
 def _limits(req: CompactRequest) -> dict[str, Any]:
-    """``{window: {tokens, source}, threshold: {tokens, share, source}, not_in_transcript}``."""
+    """``{window: {tokens, source}, threshold: {tokens, share, source}, not_in_transcript,
+    images_estimated}``."""
     return {
         "window": {"tokens": req.window, "source": req.window_source},
         "threshold": {
@@ -126,6 +127,7 @@ def _limits(req: CompactRequest) -> dict[str, Any]:
             "source": req.threshold_source,
         },
         "not_in_transcript": req.not_in_transcript,
+        "images_estimated": req.images_estimated,
     }
 
 
@@ -138,6 +140,11 @@ def _text(pv: Preview, data: dict[str, Any]) -> str:
         + (
             f", {gap:,} of the prompt not in the transcript"
             if (gap := data["limits"]["not_in_transcript"])
+            else ""
+        )
+        + (
+            f", {pictured:,} in images (estimated)"
+            if (pictured := data["limits"]["images_estimated"])
             else ""
         ),
         f"  messages {data['before']['messages']} -> {data['after']['messages']}, "

@@ -21,7 +21,8 @@ FORMAT_CHOICES = (
 
 
 HELP = "import trace files or folders into the store"
-DESCRIPTION = """Import traces. A folder imports every trace it holds. Files already imported
+DESCRIPTION = """Import traces. A folder imports every trace it holds; each file of it that is
+not imported is named on stderr with the reason ("skipped: ..."). Files already imported
 (same content) are reported, not duplicated."""
 
 
@@ -32,15 +33,17 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    from core.importers.api import import_counted, plan
+    from core.importers.api import import_counted, plan_paths
 
-    plan(ctx.args.paths, ctx.args.format)  # bad paths and formats fail before any write
+    planned = plan_paths(ctx.args.paths, ctx.args.format)  # bad paths fail before any write
     store = ctx.store(create=True)
     results = import_counted(store, ctx.args.paths, ctx.args.format, stop_on_error=False)
     done = [r for r in results if r.error is None]
     failed = [r for r in results if r.error is not None]
     for r in failed:
         print(f"ctxlens: error: {r.error}", file=sys.stderr)
+    for s in planned.skipped:  # stdout keeps one row per trace (text and --json)
+        print(f"ctxlens: skipped: {s.reason}", file=sys.stderr)
     if ctx.args.json:
         ctx.emit_json([r.to_json() for r in done])
     else:

@@ -12,7 +12,7 @@ import importlib
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 
@@ -27,6 +27,14 @@ from core.importers.formats import FORMATS
 from core.importers.gcpause import collector_paused
 from core.importers.non_traces import refusal
 from core.importers.reading import first_record
+from core.importers.skips import (
+    SUFFIXES,
+    Skipped,
+    not_read,
+    openhands_settings,
+    other_format,
+    summary,
+)
 from core.importers.walk import FILE, FOLDER, FolderWalk, classify, open_file
 from core.store import schema as t
 from core.store.reader import Reader
@@ -43,7 +51,6 @@ MODULES = {
     "openai": "core.importers.openai_chat",
     "ctxlens": "core.importers.ctxlens_json",
 }
-SUFFIXES = (".jsonl", ".json", ".eval", ".traj", ".ndjson")
 EVENT_GLOB = "event-*.json"
 
 
@@ -52,24 +59,44 @@ def importer(fmt: str) -> ModuleType:
 
 
 # -- planning ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """What importing some paths will do: the units, and the files of folders passed over."""
+
+    units: list[ImportUnit] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
 def plan(paths: Iterable[str | Path], fmt: str = "auto") -> list[ImportUnit]:
     """The import units for the given files and folders, in a stable order."""
+    return plan_paths(paths, fmt).units
+
+
+def plan_paths(paths: Iterable[str | Path], fmt: str = "auto") -> Plan:
+    """``plan`` with the files a folder walk did not import, each with the reason a direct
+    import of it would give (``core/importers/skips.py``)."""
     if fmt != "auto" and fmt not in FORMATS:
         raise InvalidInputError(f"unknown format {fmt!r} (one of: auto, {', '.join(FORMATS)})")
-    units: list[ImportUnit] = []
+    out = Plan()
     for raw in paths:
         path = Path(raw)
         kind = classify(path)  # from stat: nothing is opened before its type is known
         if kind == FOLDER:
-            found = _plan_folder(path, fmt, FolderWalk(path))
+            walk = FolderWalk(path)
+            skipped: list[Skipped] = []
+            found = _plan_folder(path, fmt, walk, skipped)
+            skipped += [Skipped(str(p), f"{p}: {why}") for p, why in walk.passed]
             if not found:
-                raise InvalidInputError(f"{path}: no trace files of a known format in this folder")
-            units.extend(found)
+                raise InvalidInputError(
+                    f"{path}: no trace files of a known format in this folder{summary(skipped)}"
+                )
+            out.units.extend(found)
+            out.skipped.extend(sorted(skipped, key=lambda s: s.path))
         elif kind == FILE:
-            units.append(_plan_file(path, fmt))
+            out.units.append(_plan_file(path, fmt))
         else:
             raise InvalidInputError(f"{path}: {kind}")
-    return units
+    return out
 
 
 FORCE_HINT = "`ctxlens import FILE --format NAME` forces one"
@@ -83,13 +110,14 @@ def _plan_file(path: Path, fmt: str) -> ImportUnit:
         if why is not None:
             raise InvalidInputError(why)
     if detected is None:
-        raise InvalidInputError(
-            f"{path}: not a trace file of a known format ({', '.join(FORMATS)}); {FORCE_HINT}"
-        )
+        raise InvalidInputError(unknown_format(path))
     if detected == "claude-code" and not path.name.startswith("agent-"):
         return ImportUnit(detected, path, (path, *claude_code.subagent_files(path)))
     if detected == "openhands" and path.name == "base_state.json":
-        return ImportUnit(detected, path, (path, *_event_files(path.parent)))
+        events = _event_files(path.parent)
+        if not events:
+            raise InvalidInputError(openhands_settings(path))
+        return ImportUnit(detected, path, (path, *events))
     if detected == "openhands" and path.match(EVENT_GLOB):
         return _conversation_of(path)
     return ImportUnit(detected, path, (path,))
@@ -119,8 +147,11 @@ def _event_files(folder: Path) -> tuple[Path, ...]:
     return tuple(p for p in found if classify(p) == FILE)
 
 
-def _plan_folder(folder: Path, fmt: str, walk: FolderWalk) -> list[ImportUnit]:
-    """Units under one folder; each real folder is planned once (``walk``)."""
+def _plan_folder(
+    folder: Path, fmt: str, walk: FolderWalk, skipped: list[Skipped]
+) -> list[ImportUnit]:
+    """Units under one folder; each real folder is planned once (``walk``). A file not
+    imported, nor read with another unit, is added to ``skipped`` with its reason."""
     if not walk.enter(folder):
         return []
     events = _event_files(folder)
@@ -129,35 +160,52 @@ def _plan_folder(folder: Path, fmt: str, walk: FolderWalk) -> list[ImportUnit]:
         members = ((state,) if state.is_file() else ()) + events
         return [ImportUnit("openhands", folder, members)]
     files, folders = walk.entries(folder)
+    skipped += [not_read(p) for p in files if not p.name.endswith(SUFFIXES)]
     detected = {p: _sniff_in_folder(p) for p in files if p.name.endswith(SUFFIXES)}
     sessions = {
         p.stem
         for p, f in detected.items()
-        if f == "claude-code" and not p.name.startswith("agent-")
+        if isinstance(f, str) and f == "claude-code" and not p.name.startswith("agent-")
     }
     units: list[ImportUnit] = []
     for p, found in detected.items():
-        if found is None or (fmt != "auto" and found != fmt):
+        if isinstance(found, Skipped):
+            skipped.append(found)
+            continue
+        if fmt != "auto" and found != fmt:
+            skipped.append(other_format(p, found, fmt))
             continue
         if found == "claude-code" and p.name.startswith("agent-"):
             owner = (first_record(p) or {}).get("sessionId")
             if owner in sessions:
                 continue  # imported with its session
-        if found == "openhands" and p.name == "base_state.json":
-            continue  # settings without events beside them: not a trace
-        units.append(_plan_file(p, found))
+        try:
+            units.append(_plan_file(p, found))
+        except InvalidInputError as exc:  # e.g. settings without events: not a trace
+            skipped.append(Skipped(str(p), str(exc), found))
     for sub in folders:
         if sub.name not in sessions:
-            units.extend(_plan_folder(sub, fmt, walk))
+            units.extend(_plan_folder(sub, fmt, walk, skipped))
     return units
 
 
-def _sniff_in_folder(path: Path) -> str | None:
-    """A file in a walked folder that cannot be read or recognised is skipped."""
+def _sniff_in_folder(path: Path) -> str | Skipped:
+    """The format of a file in a walked folder, else why it is skipped: what a direct
+    import of it would say (a known non-trace, an unreadable file, an unknown format)."""
     try:
-        return sniff(path)
-    except InvalidInputError:
-        return None
+        found = sniff(path)
+    except InvalidInputError as exc:
+        return Skipped(str(path), str(exc))
+    if found is not None:
+        return found
+    why = refusal(path)
+    if why is not None:
+        return Skipped(str(path), why)
+    return Skipped(str(path), unknown_format(path))
+
+
+def unknown_format(path: Path) -> str:
+    return f"{path}: not a trace file of a known format ({', '.join(FORMATS)}); {FORCE_HINT}"
 
 
 # -- importing --------------------------------------------------------------------------

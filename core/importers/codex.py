@@ -7,7 +7,8 @@ after the items, depending on the version). ``event_msg`` lines are the UI's cop
 same turn: user/agent message events duplicate response items and are skipped; the rest
 (command ends, patches, aborted turns) are kept as ``meta`` messages. A ``compacted``
 line (its ``replacement_history`` is the new context) and a ``context_compacted`` event
-become one compaction event.
+become one compaction event; its summary (``message``) follows the last message before it on
+the main path, and the event is anchored at the summary (as Claude Code's and ctxlens's own).
 """
 
 from __future__ import annotations
@@ -323,19 +324,8 @@ class _Rollout:
         at = self.tail
         summary_text = str(payload.get("message") or "")
         summary = None
-        if summary_text:
-            summary = self.b.add(
-                NewMessage(
-                    "user",
-                    summary_text,
-                    kind="summary",
-                    branch_type="compression",
-                    branch_id=f"compact-{self.b.compactions + 1}",
-                    agent_name="compact",
-                    created_at=when,
-                ),
-                at,
-            )
+        if summary_text:  # on the main path, where Codex put it into the model's context
+            summary = self._add(NewMessage("user", summary_text, kind="summary", created_at=when))
         history = payload.get("replacement_history")
         if isinstance(history, list):
             after = [self._context_item(item, summary_text, summary) for item in history]
@@ -350,8 +340,9 @@ class _Rollout:
             total = self.last_usage.get("input_tokens", 0) + self.last_usage.get("output_tokens", 0)
             before = int(total) if isinstance(total, int | float) else None
         self.b.compaction(
-            at,
+            summary if summary is not None else at,
             after,
+            before_at=at,
             trigger="unknown",
             summary_sequence=summary,
             tokens_before=before,

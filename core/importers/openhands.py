@@ -390,18 +390,9 @@ class _Conversation:
         gone = {s for s in (self.events.get(e) for e in forgotten) if s is not None}
         summary_text = args.get("summary")
         summary = None
-        if isinstance(summary_text, str) and summary_text:
-            summary = self.b.add(
-                NewMessage(
-                    "user",
-                    summary_text,
-                    kind="summary",
-                    branch_type="compression",
-                    branch_id=f"condensation-{self.b.compactions + 1}",
-                    agent_name="condenser",
-                    created_at=when,
-                ),
-                at,
+        if isinstance(summary_text, str) and summary_text:  # on the main path, after ``at``
+            summary = self._add(
+                NewMessage("user", summary_text, kind="summary", created_at=when), []
             )
         after: list[ContextItem] = []
         if at is not None:
@@ -414,8 +405,9 @@ class _Conversation:
             pos = offset if isinstance(offset, int) and 0 <= offset <= len(after) else len(after)
             after.insert(pos, ContextItem(summary))
         self.b.compaction(
-            at,
+            summary if summary is not None else at,
             after,
+            before_at=at,
             trigger=trigger,
             summary_sequence=summary,
             details={
@@ -425,8 +417,8 @@ class _Conversation:
             },
             created_at=when or 0.0,
         )
-        if ev.get("id") is not None and at is not None:
-            self.events[str(ev["id"])] = at
+        if ev.get("id") is not None and self.tail is not None:
+            self.events[str(ev["id"])] = self.tail
 
     def finish(self) -> None:
         self.flush()

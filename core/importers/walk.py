@@ -81,6 +81,9 @@ class FolderWalk:
     real_root: Path = field(init=False)
     seen_folders: set[Path] = field(default_factory=set)
     seen_files: set[Path] = field(default_factory=set)
+    passed: list[tuple[Path, str]] = field(default_factory=list)
+    """Entries not walked into and why (special files, links out or broken), so a folder
+    import can say what it passed over."""
 
     def __post_init__(self) -> None:
         self.real_root = self.root.resolve()
@@ -100,14 +103,19 @@ class FolderWalk:
         folders: list[Path] = []
         for entry in self._scan(folder):
             real = self._inside(entry)
-            if real is None:
-                continue
             kind = classify(entry)
+            if real is None:
+                if kind in (FILE, FOLDER):
+                    kind = f"a link to outside {self.root} (not followed)"
+                self.passed.append((entry, kind))
+                continue
             if kind == FILE and real not in self.seen_files:
                 self.seen_files.add(real)
                 files.append(entry)
             elif kind == FOLDER and real not in self.seen_folders:
                 folders.append(entry)
+            elif kind not in (FILE, FOLDER):
+                self.passed.append((entry, kind))
         return files, folders
 
     def _scan(self, folder: Path) -> Iterator[Path]:

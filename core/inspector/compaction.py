@@ -70,6 +70,10 @@ class CompactRequest:
     not_in_transcript: int = 0
     """Prompt tokens of an import the transcript lacks (``core/inspector/recorded.py:
     CarriedGap``): the threshold is a prompt size, so the transcript may hold this less."""
+    images_estimated: int = 0
+    """Estimated prompt tokens of an import's current images (``core/tokens/image_tokens.py``):
+    the compactor counts text only (images are image blocks, TOK-3), but the tool's threshold
+    is measured on the whole prompt, images included, so the text may hold this less too."""
 
     @property
     def limits_text(self) -> str:
@@ -77,17 +81,26 @@ class CompactRequest:
         limit = int(self.window * self.threshold)
         where = self.window_source.replace("-", " ")
         text = f"window {self.window:,} ({where}) · threshold {limit:,} ({self.threshold_source})"
+        parts = []
         if self.not_in_transcript > 0:
-            text += f", of which {self.not_in_transcript:,} are not in the transcript"
-        return text
+            parts.append(f"{self.not_in_transcript:,} are not in the transcript")
+        if self.images_estimated > 0:
+            parts.append(f"{self.images_estimated:,} are images (estimated)")
+        return text + (f", of which {' and '.join(parts)}" if parts else "")
+
+    @property
+    def uncounted(self) -> int:
+        """Prompt tokens the compactor does not count: what the transcript lacks and the
+        images' estimate."""
+        return max(self.not_in_transcript, 0) + max(self.images_estimated, 0)
 
     def transcript_config(self) -> CompactionConfig:
-        """``config`` with the threshold lowered by ``not_in_transcript``: the compactor
-        counts the transcript, the threshold is measured on the whole prompt."""
+        """``config`` with the threshold lowered by ``uncounted``: the compactor counts the
+        transcript's text, the threshold is measured on the whole prompt."""
         cfg = self.config()
-        if self.not_in_transcript <= 0:
+        if self.uncounted <= 0:
             return cfg
-        limit = self.window * self.threshold - self.not_in_transcript
+        limit = self.window * self.threshold - self.uncounted
         return replace(cfg, threshold=max(limit, 1) / self.window)
 
     def config(self) -> CompactionConfig:
@@ -140,16 +153,22 @@ def trace_request(
 
 
 def with_transcript_gap(reader: Reader, trace_id: str, req: CompactRequest) -> CompactRequest:
-    """``req`` with ``not_in_transcript`` set for an import (its ``carried_gap``: prompt
-    tokens the tool sent but did not log), so ``transcript_config`` lowers the threshold
-    the same way for ``ctxlens compact`` and the Compact dialog."""
-    from core.inspector.context_report import carried_gap
+    """``req`` with ``not_in_transcript`` (its ``carried_gap``: prompt tokens the tool sent
+    but did not log) and ``images_estimated`` (the current context's images) set for an
+    import, so ``transcript_config`` lowers the threshold the same way for ``ctxlens
+    compact`` and the Compact dialog."""
+    from core.inspector.context_report import carried_gap, current_images
 
     tr = reader.find_trace(trace_id)
     if budget_of(tr.source, tr.metadata).source != "imported":
-        return replace(req, not_in_transcript=0)
+        return replace(req, not_in_transcript=0, images_estimated=0)
     gap = carried_gap(reader, tr.id)
-    return replace(req, not_in_transcript=max(gap.tokens, 0) if gap is not None else 0)
+    images = current_images(reader, tr.id, gap)
+    return replace(
+        req,
+        not_in_transcript=max(gap.tokens, 0) if gap is not None else 0,
+        images_estimated=images.estimated_tokens if images is not None else 0,
+    )
 
 
 def _origin(b: Budget) -> str:

@@ -260,6 +260,21 @@ def view_images(
     return image_estimate(reader, trace_id, pictured, provider)
 
 
+def current_images(
+    reader: Reader, trace_id: str, carried: CarriedGap | None = None
+) -> ImageEstimate | None:
+    """The images of the current context (what the next call sends) and their estimate by
+    the rule of the trace's model (``trace_provider``); ``None`` when it holds none."""
+    pictured = [
+        msg
+        for item, msg in iter_current(reader, trace_id)
+        if msg is not None and item.content is None and image_parts(msg)
+    ]
+    if not pictured:
+        return None
+    return image_estimate(reader, trace_id, pictured, trace_provider(reader, trace_id, carried))
+
+
 def trace_provider(reader: Reader, trace_id: str, carried: CarriedGap | None = None) -> str | None:
     """Whose image rule the next call follows: the model of the call the gap was measured at
     (else the trace's last call), else the tool that wrote the trace."""

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from core.errors import CtxlensError, ImportCancelled
-from core.importers.api import import_paths, plan
+from core.importers.api import import_paths, plan, plan_paths
 from core.importers.base import ImportResult
 from core.importers.counting import fill_pending
 from core.store.store import Store
 
-Status = Literal["imported", "already imported", "error", "not imported (cancelled)"]
+Status = Literal["imported", "already imported", "error", "skipped", "not imported (cancelled)"]
 Progress = Callable[[int, int], None]
 
 
@@ -33,7 +33,7 @@ class ImportRow:
     trace_id: str = ""
     messages: int = 0
     detail: str = ""
-    """The error, or the warnings, of this row."""
+    """The error, the reason it was skipped, or the warnings, of this row."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,11 @@ class ImportReport:
     @property
     def errors(self) -> list[ImportRow]:
         return [r for r in self.rows if r.status == "error"]
+
+    @property
+    def skipped(self) -> list[ImportRow]:
+        """Files of the folders given that were not imported (each with its reason)."""
+        return [r for r in self.rows if r.status == "skipped"]
 
     @property
     def new_traces(self) -> list[str]:
@@ -63,6 +68,9 @@ class ImportReport:
             parts.append(f"{again} already in the store")
         if self.errors:
             parts.append(f"{len(self.errors)} failed")
+        if self.skipped:
+            n = len(self.skipped)
+            parts.append(f"{n} file{'s' if n != 1 else ''} skipped")
         if self.cancelled:
             parts.append("cancelled (the unit being read was rolled back)")
         return ", ".join(parts)
@@ -86,16 +94,21 @@ def import_for_window(
     cancel while counting keeps every trace: what is not counted yet is counted on read.
     """
     rows: list[ImportRow] = []
+    skipped: list[ImportRow] = []
     good: list[str | Path] = []
     for p in paths:
         try:
-            plan([p], fmt)
+            planned = plan_paths([p], fmt)
         except CtxlensError as exc:
             rows.append(ImportRow(str(p), "", "error", detail=str(exc)))
         else:
             good.append(p)
+            skipped += [
+                ImportRow(s.path, s.format or "", "skipped", detail=s.reason)
+                for s in planned.skipped
+            ]
     results = import_paths(store, good, fmt, progress=progress, cancel=cancel, stop_on_error=False)
-    rows += [_row(r) for r in results]
+    rows += [_row(r) for r in results] + skipped
     cancelled = cancel is not None and cancel.is_set()
     if cancelled:
         done = {r.path for r in results}

@@ -4,7 +4,8 @@
 UI thread) and shows ``ImportDialog``, a non-modal window with a progress bar in bytes and a
 Cancel button. Cancel asks the import to stop: the unit being read is rolled back, units
 already written stay whole. Afterwards the dialog lists every path with what became of it;
-it closes by itself when everything imported cleanly.
+it closes by itself when everything imported cleanly and no file of a folder was skipped
+(a skipped file is listed with the reason a direct import of it gives).
 """
 
 from __future__ import annotations
@@ -38,14 +39,18 @@ from ui.tasks import TaskControl, TaskRunner
 from ui.widgets import wrapped_label
 
 log = logging.getLogger("ctxlens.ui")
-STATUS_COLORS = {"error": "#c0392b", "not imported (cancelled)": "#9a6a62"}
+STATUS_COLORS = {
+    "error": "#c0392b",
+    "skipped": "#8a6d1f",
+    "not imported (cancelled)": "#9a6a62",
+}
 ROW_COLUMNS: list[Column[ImportRow]] = [
     Column("Status", lambda r: r.status, color=lambda r: STATUS_COLORS.get(r.status)),
     Column("File", lambda r: Path(r.path).name, tooltip=lambda r: r.path),
     Column("Format", lambda r: r.format),
     Column("Messages", lambda r: f"{r.messages:,}" if r.trace_id else "", align_right=True),
     Column("Trace", lambda r: r.trace_id),
-    Column("Details", lambda r: r.detail, tooltip=lambda r: r.detail),
+    Column("Details", lambda r: _short(r), tooltip=lambda r: r.detail),
 ]
 
 
@@ -142,14 +147,16 @@ class ImportDialog(QDialog):
         self.model.set_records(report.rows)
         self.table.setVisible(True)
         failed = report.errors
-        self.errors.setPlainText(
-            "\n".join(f"{Path(r.path).name or '?'}: {_for_window(r.detail)}" for r in failed)
-        )
-        self.errors.setVisible(bool(failed))
-        self.unknown = [r.path for r in failed if r.path and UNKNOWN_FORMAT in r.detail]
+        lines = [f"{Path(r.path).name or '?'}: {_for_window(r.detail)}" for r in failed]
+        lines += [f"skipped {Path(r.path).name}: {_reason(r)}" for r in report.skipped]
+        self.errors.setPlainText("\n".join(lines))
+        self.errors.setVisible(bool(lines))
+        self.unknown = [
+            r.path for r in failed + report.skipped if r.path and UNKNOWN_FORMAT in r.detail
+        ]
         self.retry_row.setVisible(bool(self.unknown))
         self.buttons.setVisible(True)
-        self.resize(max(self.width(), 900), 360 + (110 if failed else 0))
+        self.resize(max(self.width(), 900), 360 + (110 if lines else 0))
 
     def _retry(self) -> None:
         self.retry_requested.emit(list(self.unknown), self.format_box.currentData())
@@ -164,6 +171,16 @@ def _for_window(detail: str) -> str:
     from core.importers.api import FORCE_HINT
 
     return detail.replace(FORCE_HINT, "choose its format below")
+
+
+def _reason(row: ImportRow) -> str:
+    """A skip's reason without the path it starts with (the line names the file)."""
+    return _for_window(_short(row))
+
+
+def _short(row: ImportRow) -> str:
+    """A row's detail without the path it starts with (the File column names it)."""
+    return row.detail.removeprefix(f"{row.path}: ") if row.path else row.detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +271,7 @@ class Importer(QObject):
     def _done(self, report: ImportReport) -> None:
         self.job = None
         if self.dialog is not None:
-            if report.errors or report.cancelled:
+            if report.errors or report.cancelled or report.skipped:
                 self.dialog.show_report(report)
             else:
                 self.dialog.close()
