@@ -117,6 +117,15 @@ class CompactRequest:
         )
 
 
+def level_help_for(req: CompactRequest) -> str:
+    """Help of ``req``'s level written from ``req``'s own window and threshold (what the
+    dialog shows, not the defaults); a request the config refuses gets the defaults' help."""
+    try:
+        return level_help(req.config()).get(req.level, "")
+    except InvalidInputError:
+        return LEVEL_HELP.get(req.level, "")
+
+
 def request_for(
     trace_metadata: Any, level: str = "auto", source: str = "ctxlens"
 ) -> CompactRequest:

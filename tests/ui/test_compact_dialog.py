@@ -140,3 +140,17 @@ def test_dialog_screenshot_shows_the_diff(window: MainWindow, qtbot: Any, tmp_pa
     assert dialog.retention_table.model().rowCount() == len(cp.retention) > 0
     assert dialog.table.horizontalHeader().sectionSize(1) > 300, "the text columns get room"
     dialog.reject()
+
+
+def test_the_level_help_speaks_of_the_threshold_the_dialog_shows(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """The auto help names the dialog's threshold, not the defaults' 0.5 (an import's
+    threshold comes from its trace; a user may type another)."""
+    dialog, _cp = _open_dialog(window, qtbot, level="auto")
+    dialog.threshold_box.setValue(0.3)
+    dialog.threshold_box.editingFinished.emit()
+    assert "under 0.3 × the window" in dialog.help.text()
+    dialog.threshold_box.setValue(0.75)
+    dialog.threshold_box.editingFinished.emit()
+    assert "under 0.75 × the window" in dialog.help.text()

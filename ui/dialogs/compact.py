@@ -37,12 +37,12 @@ from PySide6.QtWidgets import (
 from core.context.compaction import ALL_LEVELS
 from core.inspector.compaction import (
     GOAL_MODES,
-    LEVEL_HELP,
     CompactPreview,
     CompactRequest,
     RetentionRow,
     commit,
     full_text,
+    level_help_for,
     model_from_env,
     request_for,
     retention_summary,
@@ -128,6 +128,8 @@ class CompactDialog(QDialog):
         self.goal_mode.currentIndexChanged.connect(self.preview)
         self.window_box.editingFinished.connect(self.preview)
         self.threshold_box.editingFinished.connect(self.preview)
+        self.window_box.editingFinished.connect(self._describe_level)
+        self.threshold_box.editingFinished.connect(self._describe_level)
         self.window_box.setToolTip(
             f"Context window the threshold is a share of (this trace's: {req.limits_text})"
         )
@@ -253,7 +255,7 @@ class CompactDialog(QDialog):
 
     def _describe_level(self) -> None:
         level = str(self.level.currentData())
-        self.help.setText(LEVEL_HELP.get(level, ""))
+        self.help.setText(level_help_for(self.request()))
         uses_model = level in ("summary", "auto")
         self.summarizer.setText(f"Summary written by: {summarizer_label(self.model_settings)}")
         self.summarizer.setVisible(uses_model)
