@@ -106,6 +106,23 @@ def choose(editor: Any, value: Any) -> None:
         editor.setValue(value)
 
 
+def preview_auto_at(qtbot: Any, win: Any, share: float) -> tuple[Any, Any]:
+    """Open the Compact dialog from its action, pick auto, type ``share`` as the threshold
+    and wait for the dry run that edit starts: ``(dialog, CompactPreview)``."""
+    from ui.dialogs.compact import CompactDialog
+
+    with qtbot.waitSignal(win.registry["run.compact"].triggered):
+        win.registry["run.compact"].trigger()
+    dialog = win.compact_dialog
+    assert isinstance(dialog, CompactDialog)
+    qtbot.waitUntil(lambda: dialog.current is not None, timeout=30_000)
+    choose(dialog.level, "auto")
+    dialog.threshold_box.setValue(share)
+    with qtbot.waitSignal(dialog.previewed, timeout=30_000) as sig:
+        dialog.threshold_box.editingFinished.emit()
+    return dialog, sig.args[0]
+
+
 def settle(qtbot: Any, win: Any) -> None:
     qtbot.waitUntil(win.is_settled, timeout=20_000)
     qtbot.wait(10)

@@ -12,7 +12,7 @@ import pytest
 from core.importers.api import import_paths
 from core.store import Store
 from tests.app.test_compact_image_threshold import WITH_IMAGES
-from tests.ui.conftest import choose, open_window
+from tests.ui.conftest import open_window, preview_auto_at
 from ui.settings import AppSettings
 
 SESSION = WITH_IMAGES[1]  # Claude Code 1.0.43 session with a pasted screenshot
@@ -22,8 +22,6 @@ pytestmark = pytest.mark.skipif(not SESSION.is_file(), reason="shared traces not
 def test_compact_dialog_counts_the_images_like_the_cli(
     qtbot: Any, settings: AppSettings, tmp_path: Path, cli: Any
 ) -> None:
-    from ui.dialogs.compact import CompactDialog
-
     db = tmp_path / "cc.db"
     with Store.open(db) as s:
         import_paths(s, [SESSION])
@@ -40,16 +38,7 @@ def test_compact_dialog_counts_the_images_like_the_cli(
     expected = json.loads(out)
     assert code == 0 and expected["status"] != "not_needed"
 
-    with qtbot.waitSignal(win.registry["run.compact"].triggered):
-        win.registry["run.compact"].trigger()
-    dialog = win.compact_dialog
-    assert isinstance(dialog, CompactDialog)
-    qtbot.waitUntil(lambda: dialog.current is not None, timeout=30_000)
-    choose(dialog.level, "auto")
-    dialog.threshold_box.setValue(share)
-    with qtbot.waitSignal(dialog.previewed, timeout=30_000) as sig:
-        dialog.threshold_box.editingFinished.emit()
-    cp = sig.args[0]
+    dialog, cp = preview_auto_at(qtbot, win, share)
     assert (cp.request.not_in_transcript, cp.request.images_estimated) == (gap, images)
     got = cp.preview.to_json()
     for key in ("status", "reason", "before", "after", "tokens_saved", "layers"):

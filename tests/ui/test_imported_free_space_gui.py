@@ -56,8 +56,7 @@ def test_compact_dialog_lowers_the_threshold_like_the_cli(
     recorded prompt does not, both compact, with the same outcome."""
     import json
 
-    from tests.ui.conftest import choose
-    from ui.dialogs.compact import CompactDialog
+    from tests.ui.conftest import preview_auto_at
 
     db = tmp_path / "cc.db"
     with Store.open(db) as s:
@@ -73,16 +72,7 @@ def test_compact_dialog_lowers_the_threshold_like_the_cli(
     assert gap > 0 and limit - gap < expected["before"]["tokens"] < limit
     assert expected["status"] != "not_needed"
 
-    with qtbot.waitSignal(win.registry["run.compact"].triggered):
-        win.registry["run.compact"].trigger()
-    dialog = win.compact_dialog
-    assert isinstance(dialog, CompactDialog)
-    qtbot.waitUntil(lambda: dialog.current is not None, timeout=30_000)
-    choose(dialog.level, "auto")
-    dialog.threshold_box.setValue(0.3)
-    with qtbot.waitSignal(dialog.previewed, timeout=30_000) as sig:
-        dialog.threshold_box.editingFinished.emit()
-    cp = sig.args[0]
+    dialog, cp = preview_auto_at(qtbot, win, 0.3)
     assert cp.request.not_in_transcript == gap
     got = cp.preview.to_json()
     for key in ("status", "reason", "before", "after", "tokens_saved", "layers"):
