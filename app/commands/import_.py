@@ -37,7 +37,9 @@ def run(ctx: CliContext) -> int:
 
     planned = plan_paths(ctx.args.paths, ctx.args.format)  # bad paths fail before any write
     store = ctx.store(create=True)
-    results = import_counted(store, ctx.args.paths, ctx.args.format, stop_on_error=False)
+    results = import_counted(
+        store, ctx.args.paths, ctx.args.format, stop_on_error=False, units=planned.units
+    )
     done = [r for r in results if r.error is None]
     failed = [r for r in results if r.error is not None]
     for r in failed:

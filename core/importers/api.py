@@ -328,6 +328,7 @@ def import_paths(
     cancel: threading.Event | None = None,
     stop_on_error: bool = True,
     counts: CountsAhead | None = None,
+    units: Sequence[ImportUnit] | None = None,
 ) -> list[ImportResult]:
     """Import files and folders; one result per trace written (or found already imported).
 
@@ -336,8 +337,11 @@ def import_paths(
     returns the results of the units finished before. With ``stop_on_error=False`` a
     unit that fails gives a result whose ``error`` says why, and the others still import.
     ``counts``: count tokens while reading (``import_counted``); else they stay pending.
+    ``units``: the plan of ``paths`` when the caller made it already (``plan_paths``), so
+    the files are not sniffed twice.
     """
-    units = plan(paths, fmt)
+    if units is None:
+        units = plan(paths, fmt)
     total = sum(_size(p) for u in units for p in u.files)
     ctx = ImportContext(progress=progress, cancel=cancel, total_bytes=total, counts=counts)
     results: list[ImportResult] = []
@@ -358,14 +362,20 @@ def import_paths(
 
 
 def import_counted(
-    store: Store, paths: Sequence[str | Path], fmt: str = "auto", stop_on_error: bool = True
+    store: Store,
+    paths: Sequence[str | Path],
+    fmt: str = "auto",
+    stop_on_error: bool = True,
+    units: Sequence[ImportUnit] | None = None,
 ) -> list[ImportResult]:
     """The whole ``ctxlens import``: ``import_paths`` with every message's exact token count
     (TOK-1) counted on worker threads while the files are read and stored with its row
     (``CountsAhead``); a trace an importer left anything pending in is filled in after the
     commit (``fill_pending``). A CLI has nothing to show before the counts are in."""
     with CountsAhead() as ahead:
-        results = import_paths(store, paths, fmt, stop_on_error=stop_on_error, counts=ahead)
+        results = import_paths(
+            store, paths, fmt, stop_on_error=stop_on_error, counts=ahead, units=units
+        )
     todo = [r.trace_id for r in results if not (r.error or r.duplicate)]
     fill_pending(store, [tid for tid in todo if tid not in ahead.complete])
     return results

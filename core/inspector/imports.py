@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from core.errors import CtxlensError, ImportCancelled
-from core.importers.api import import_paths, plan, plan_paths
-from core.importers.base import ImportResult
+from core.importers.api import import_paths, plan_paths
+from core.importers.base import ImportResult, ImportUnit
 from core.importers.counting import fill_pending
 from core.store.store import Store
 
@@ -96,6 +96,7 @@ def import_for_window(
     rows: list[ImportRow] = []
     skipped: list[ImportRow] = []
     good: list[str | Path] = []
+    units: list[ImportUnit] = []
     for p in paths:
         try:
             planned = plan_paths([p], fmt)
@@ -103,18 +104,21 @@ def import_for_window(
             rows.append(ImportRow(str(p), "", "error", detail=str(exc)))
         else:
             good.append(p)
+            units += planned.units
             skipped += [
                 ImportRow(s.path, s.format or "", "skipped", detail=s.reason)
                 for s in planned.skipped
             ]
-    results = import_paths(store, good, fmt, progress=progress, cancel=cancel, stop_on_error=False)
+    results = import_paths(
+        store, good, fmt, progress=progress, cancel=cancel, stop_on_error=False, units=units
+    )
     rows += [_row(r) for r in results] + skipped
     cancelled = cancel is not None and cancel.is_set()
     if cancelled:
         done = {r.path for r in results}
         rows += [
             ImportRow(str(u.path), u.format, "not imported (cancelled)")
-            for u in plan(good, fmt)
+            for u in units
             if str(u.path) not in done
         ]
     report = ImportReport(rows, cancelled)
