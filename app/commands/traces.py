@@ -71,12 +71,12 @@ def run(ctx: CliContext) -> int:
 
     for s, cost in rows:
         t = s.trace
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start))
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start)) if s.dated else "undated"
         price = cost["text"]
         if cost.get("recorded"):
             price = f"{price} ({cost['recorded']})"
         ctx.out.write(
-            f"{t.id}  {when}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
+            f"{t.id}  {when:<16}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
             f"{price:>10}  {s.model or '-':<24} {t.title}\n"
         )
     return 0

@@ -4,6 +4,7 @@ titles that say what a trace was (the request, not the IDE context around it).""
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from collections.abc import Callable
 from datetime import datetime
@@ -116,3 +117,25 @@ def test_a_trace_the_file_did_not_date_is_marked_undated(cli: Cli, store_path: P
     created = json.loads(header.read_text(encoding="utf-8"))["eval"]["created"]
     assert rows["inspect"]["start_recorded"] is True, "a date the file gave is recorded"
     assert rows["inspect"]["start"] == datetime.fromisoformat(created).timestamp()
+
+
+@pytest.mark.skipif(UNDATED is None, reason="no shared traces")
+def test_the_text_listing_says_undated_instead_of_the_import_time(
+    cli: Cli, store_path: Path
+) -> None:
+    """``ctxlens traces`` (text) printed the import time in the start column of a trajectory
+    that dated nothing, as if the run had started at the import; the JSON row's
+    ``start_recorded`` and the Traces pane said otherwise."""
+    assert UNDATED is not None and CODEX_IDE is not None
+    rows = {r["id"]: r for r in _rows(cli, store_path, UNDATED, CODEX_IDE)}
+    code, out = cli("--db", str(store_path), "traces")
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    for tid, row in rows.items():
+        start_column = lines[tid].split(None, 1)[1]
+        if row["start_recorded"]:
+            want = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["start"]))
+            assert start_column.startswith(want), lines[tid]
+        else:
+            assert start_column.startswith("undated "), lines[tid]
+    assert sorted(r["start_recorded"] for r in rows.values()) == [False, True]
