@@ -11,8 +11,10 @@ here through ``importlib.__import__``, the interpreter's own import, with the ho
 afterwards. Modules outside this list import as before; one this list misses only costs
 the hook's read again.
 
-Called on the UI thread before any worker thread runs Python imports (the window's first
-frame, before the store opens): ``builtins.__import__`` is process-wide while it is swapped.
+Called on the UI thread at the window's first frame, before the store opens.
+``builtins.__import__`` is process-wide while it is swapped, so a worker thread importing
+meanwhile (a first start records the demo run on one) skips the hook too: harmless here,
+ctxlens uses neither ``__feature__`` nor star imports from PySide6.
 """
 
 from __future__ import annotations
