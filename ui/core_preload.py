@@ -32,7 +32,6 @@ TIMELINE_CORE = (
     "core.inspector.bands",
     "core.inspector.branches",
     "core.inspector.membership",
-    "core.inspector.query",
     "core.inspector.timeline",
 )
 

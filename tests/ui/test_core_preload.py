@@ -43,3 +43,19 @@ def test_the_hook_is_restored_when_an_import_fails() -> None:
         assert builtins.__import__ is not hook
         import core.no_such_module  # noqa: F401
     assert builtins.__import__ is hook
+
+
+def test_the_timeline_loads_without_the_search_parser() -> None:
+    """The query parser (``core/inspector/query.py``, with ``shlex`` and ``datetime``) loads
+    at the first search, not on the way to the trace's rows."""
+    probe = (
+        "import os; os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "import sys\nfrom PySide6.QtWidgets import QApplication\napp = QApplication([])\n"
+        "import ui.window_timeline\n"
+        "names = ('core.inspector.query', 'core.search.query')\n"
+        "print(sorted(m for m in names if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.split() == ["[]"]
