@@ -1,7 +1,7 @@
 """The ``ctxlens`` command: global options, subcommand registry, one error policy.
 
 Each subcommand lives in ``app/commands/<name>.py`` and declares only what is its own:
-``HELP``, optionally ``DESCRIPTION`` and ``RUN_SETTINGS``, ``arguments(parser)`` and the
+``HELP``, optionally ``DESCRIPTION``, ``RUN_SETTINGS`` and ``RERUNS``, ``arguments(parser)`` and the
 handler ``run(ctx)``, which gets a ``CliContext`` and returns an exit code (``add_command``
 builds the parser from them). Expected failures raise
 ``CtxlensError`` and become one line on stderr with exit code 2; nothing prints a traceback
@@ -19,7 +19,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-import core.demo  # noqa: F401  (registers how demo traces run again: core/run/rerunners.py)
 from app.run_settings import add_set_argument, settings_parser_options
 from core.errors import CtxlensError
 
@@ -155,6 +154,8 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         args.handler = self_test
     elif args.command is None:
         return _default(args, parser)
+    if getattr(sys.modules[args.handler.__module__], "RERUNS", True):
+        register_rerunners()
     ctx = CliContext(args, out or sys.stdout)
     try:
         return int(args.handler(ctx) or 0)
@@ -168,6 +169,14 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         return 0
     finally:
         ctx.close()
+
+
+def register_rerunners() -> None:
+    """Register how demo traces run again (``core/run/rerunners.py``) before a command runs;
+    a command that runs no trace again says ``RERUNS = False`` and starts without it (the
+    demo's registration imports its world options and the delegation config: ~5 ms of
+    ``ctxlens traces``, which is start-up bound)."""
+    import core.demo  # noqa: F401
 
 
 def _default(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -16,6 +16,8 @@ from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
 
 HELP = "list the traces in the store"
+RERUNS = False
+"""Lists traces, runs none again: starts without the re-runners' registration (``app/cli.py``)."""
 
 
 def arguments(p: ArgumentParser) -> None:
@@ -33,13 +35,14 @@ def listing(ctx: CliContext) -> list[Any]:
         recorded_cost_text,
     )
     from core.inspector.trace_list import assemble
-    from core.store.quick import call_usages, trace_figures
+    from core.store.quick import figures_and_calls
 
     table = price_table(ctx.args)
-    figures, calls = trace_figures(ctx.db), call_usages(ctx.db)
-    if figures is None or calls is None:
+    quick = figures_and_calls(ctx.db)
+    if quick is None:
         rows, costs = _from_store(ctx, table)
     else:
+        figures, calls = quick
         rows = assemble(*figures)
         usages = (CallUsage(c[0], c[1], c[2], parse_usage(c[3]), c[4], c[5]) for c in calls)
         costs = costs_by_trace(usages, table)

@@ -59,6 +59,15 @@ def call_usages(target: str) -> list[tuple[Any, ...]] | None:
     return _query(target, _calls)
 
 
+def figures_and_calls(
+    target: str,
+) -> tuple[tuple[list[Any], dict[str, Any], dict[str, Any]], list[tuple[Any, ...]]] | None:
+    """``trace_figures`` and ``call_usages`` through one connection and one schema check
+    (``ctxlens traces`` needs both; a second connection and chain read cost ~1 ms of its
+    start-up), or ``None`` as ``trace_figures``."""
+    return _query(target, lambda conn: (_figures(conn), _calls(conn)))
+
+
 def _query(target: str, read: Callable[[sqlite3.Connection], T]) -> T | None:
     path = Path(target).expanduser()
     if "://" in target or not path.is_file():

@@ -26,8 +26,11 @@ MIN_INTERVAL = 0.2
 class Checkpointer:
     """Checkpoints one SQLite file's WAL after writes, on a daemon thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, interval: float = MIN_INTERVAL) -> None:
         self.path = path
+        self.interval = interval
+        """Seconds between two checkpoints at most (``MIN_INTERVAL`` unless a process that
+        writes little and often asks for longer: ``app/commands/proxy.py``)."""
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -70,7 +73,7 @@ class Checkpointer:
                     self.checkpoints += 1
                 except sqlite3.Error:
                     pass  # the next write pokes again; SQLite checkpoints at close anyway
-                rest = MIN_INTERVAL - (time.monotonic() - started)
+                rest = self.interval - (time.monotonic() - started)
                 if rest > 0:
                     self._stopped.wait(rest)  # a close does not wait out the interval
         finally:

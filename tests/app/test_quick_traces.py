@@ -86,3 +86,38 @@ def test_traces_command_imports_no_sqlalchemy(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert proc.stdout.split() == ["0", "2", "[]"]
+
+
+def _modules_after(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` a fresh process has imported after ``main(args)`` (any exit)."""
+    probe = (
+        "import sys, io; from app.cli import main; "
+        f"main({args!r}, out=io.StringIO()); "
+        f"print(sorted(m for m in {names!r} if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return proc.stdout.split()
+
+
+def test_traces_starts_without_the_rerunners_other_commands_register_them(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    _store(db)
+    names = ("core.demo", "core.delegation.rerun")
+    assert _modules_after(["--db", str(db), "traces", "--json"], names) == ["[]"]
+    # a command that runs traces again still finds the demo's re-runners registered
+    # before its handler runs (this one then fails on the unknown trace: exit 2)
+    registered = _modules_after(["--db", str(db), "replay", "no-such-trace"], names)
+    assert registered == ["['core.delegation.rerun',", "'core.demo']"]
+
+
+def test_figures_and_calls_read_in_one_pass_equal_the_two_reads(tmp_path: Path) -> None:
+    from core.store.quick import call_usages, figures_and_calls
+
+    db = tmp_path / "s.db"
+    _store(db)
+    assert figures_and_calls(str(db)) == (trace_figures(str(db)), call_usages(str(db)))
+    assert figures_and_calls(str(tmp_path / "missing.db")) is None

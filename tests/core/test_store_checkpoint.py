@@ -44,3 +44,22 @@ def test_a_store_that_never_writes_starts_no_thread(tmp_path: Path) -> None:
         with store.read() as r:
             r.traces()
         assert store.checkpointer is not None and store.checkpointer._thread is None
+
+
+def test_a_longer_interval_coalesces_the_writes_of_a_sparse_writer(tmp_path: Path) -> None:
+    """The proxy's store (``app/commands/proxy.py:_sparse_checkpoints``): one checkpoint for
+    a series of small writes, not one per write, and closing does not wait the interval out."""
+    from app.commands.proxy import PROXY_CHECKPOINT_S, _sparse_checkpoints
+
+    with Store.open(tmp_path / "s.db") as store:
+        _sparse_checkpoints(store)
+        assert store.checkpointer is not None
+        assert store.checkpointer.interval == PROXY_CHECKPOINT_S
+        tr = store.create_trace("sparse", "test")
+        assert _wait(lambda: store.checkpointer.checkpoints == 1)
+        for i in range(5):
+            store.append(tr.id, [NewMessage("user", f"call {i}")])
+            time.sleep(0.25)  # longer than the store's own 0.2 s between checkpoints
+        assert store.checkpointer.checkpoints == 1
+        started = time.monotonic()
+    assert time.monotonic() - started < PROXY_CHECKPOINT_S / 2

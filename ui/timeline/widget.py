@@ -2,13 +2,15 @@
 
 Loading the path (segments, bands, branches), computing which rows are in the current
 context, and searching all run on the task runner; the list only ever asks the model for
-the rows it paints.
+the rows it paints. The search's query parser loads with the first search, not before the
+rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -29,7 +31,6 @@ from PySide6.QtWidgets import (
 from core.inspector.bands import Band, bands
 from core.inspector.branches import Branch, branch_label, branches, fork_badges
 from core.inspector.membership import ContextMembership, context_membership
-from core.inspector.query import SearchResult, parse_query, run_search
 from core.inspector.timeline import TimelineRow
 from core.records import MESSAGE_KINDS, ROLES
 from core.store import Store
@@ -40,6 +41,9 @@ from ui.tasks import TaskRunner, reading
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
 from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
 from ui.widgets import wrapped_label
+
+if TYPE_CHECKING:
+    from core.inspector.query import SearchResult  # loaded by the first search
 
 
 @dataclass(frozen=True)
@@ -498,6 +502,8 @@ class TimelineWidget(QWidget):
 
     # -- search ---------------------------------------------------------------------------
     def run_search(self) -> None:
+        from core.inspector.query import parse_query, run_search  # on the first search
+
         store, src = self.session.store, self.source
         query = parse_query(
             self.search_box.text(),
