@@ -1,5 +1,5 @@
-"""The timeline's core modules (the store, SQLAlchemy, the inspector's row builders),
-imported without PySide6's import hook.
+"""The timeline's core modules (the inspector's row builders; then the store and
+SQLAlchemy), imported without PySide6's import hook.
 
 Once PySide6 is loaded, every ``import`` statement goes through its ``__feature_import__``,
 which reads the source of each newly imported module (``inspect.getsource``) to learn
@@ -11,7 +11,8 @@ here through ``importlib.__import__``, the interpreter's own import, with the ho
 afterwards. Modules outside this list import as before; one this list misses only costs
 the hook's read again.
 
-Called on the UI thread at the window's first frame, before the store opens.
+``TIMELINE_CORE`` is imported on the UI thread at the window's first frame, ``STORE_CORE``
+when the store opens (after the first rows, or at once when they need the store).
 ``builtins.__import__`` is process-wide while it is swapped, so a worker thread importing
 meanwhile (a first start records the demo run on one) skips the hook too: harmless here,
 ctxlens uses neither ``__feature__`` nor star imports from PySide6.
@@ -24,15 +25,25 @@ import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: What ``ui/timeline/*`` reads rows with (``ui/window_timeline.py`` imports them first).
+#: What ``ui/timeline/*`` makes rows with (``ui/window_timeline.py`` imports them first):
+#: no SQLAlchemy, the first page is read with ``sqlite3`` (``core/store/first_page.py``).
 TIMELINE_CORE = (
     "core.records",
     "core.store",
     "core.store.paths",
+    "core.store.first_page",
     "core.inspector.bands",
     "core.inspector.branches",
-    "core.inspector.membership",
     "core.inspector.timeline",
+)
+
+#: The store itself and what the timeline reads with it once it is open (SQLAlchemy most
+#: of it): imported when the store opens, after the first rows are painted
+#: (``ui/window_timeline.py:open_store``).
+STORE_CORE = (
+    "core.store.store",
+    "core.store.reader",
+    "core.inspector.membership",
 )
 
 

@@ -134,6 +134,8 @@ class MainWindow(QMainWindow):
         """The timeline exists (``paint_first``: after the first frame)."""
         self._waiting: list[Callable[[], object]] = []
         self._waiting_timeline: list[Callable[[], object]] = []
+        self._after_rows: Callable[[], None] | None = None
+        """Opens the store once the first rows, read without it, are painted."""
         self._closed = False
         """Closed before a stage of the start ran: it no longer does."""
         self._opening_url: int | None = None
@@ -184,15 +186,38 @@ class MainWindow(QMainWindow):
         if self._closed:
             return
         self._build_timeline()
-        if self.session.trace_id is None:
+        if self.session.trace_id is None and self._after_rows is None:
             self._build_panes()
             return
         QTimer.singleShot(ROWS_WAIT_MS, self, self._build_panes)
         viewport = self.timeline.view.viewport()
         self.timeline.loaded.connect(
-            lambda: after_first_paint(viewport, self._build_panes),
+            lambda: after_first_paint(viewport, self._rows_painted),
             Qt.ConnectionType.SingleShotConnection,
         )
+
+    def _rows_painted(self) -> None:
+        """The rows are on screen: the store they were read without opens, then the panes."""
+        opened, self._after_rows = self._after_rows, None
+        if opened is not None and not self._closed:
+            opened()
+        self._build_panes()
+
+    def _open_first(self, path: str | Path, trace_id: str | None) -> None:
+        """The store a start opens: its trace's rows read without the ``Store`` when it is
+        a current SQLite file (``ui/window_timeline.py:first_rows``), the ``Store`` after
+        them; otherwise the ``Store`` at once."""
+        from ui.window_timeline import first_rows, open_store
+
+        def failed() -> None:
+            self._after_rows = None
+            open_store(self, path, trace_id)
+            if self.session.trace_id is None:  # nothing to show: the panes need not wait
+                self._build_panes()
+
+        self._after_rows = first_rows(self, path, trace_id, failed)
+        if self._after_rows is None:
+            open_store(self, path, trace_id)
 
     def _hold_actions(self) -> None:
         """Between the rows and the other panes the window takes input: the menus and the
@@ -316,7 +341,7 @@ class MainWindow(QMainWindow):
         if not self.timeline_built:  # the first frame is up; the store opens with the timeline
             self.statusBar().showMessage(f"Opening {path}…")
             self._waiting_timeline.append(lambda: self.statusBar().clearMessage())
-            self._waiting_timeline.append(lambda: self.open_store(path, trace_id))
+            self._waiting_timeline.append(lambda: self._open_first(path, trace_id))
             return True
         if not self._run_idle("open another store"):
             return False

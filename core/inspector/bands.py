@@ -8,10 +8,13 @@ on the path (a rewind went before it) is *detached* and shown apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.records import CompactionEvent
 from core.store.paths import Segment
-from core.store.reader import Reader
+
+if TYPE_CHECKING:  # a Reader or the first page's sqlite3 reader (no SQLAlchemy)
+    from core.store.first_page import PathReader
 
 #: What each compaction level did, in words a user reads without knowing the level names.
 LEVEL_NAMES = {
@@ -72,7 +75,9 @@ def _word(recorded: bool) -> str:
     return "recorded" if recorded else "estimated"
 
 
-def bands(reader: Reader, trace_id: str, segments: list[Segment]) -> tuple[list[Band], list[Band]]:
+def bands(
+    reader: PathReader, trace_id: str, segments: list[Segment]
+) -> tuple[list[Band], list[Band]]:
     """``(on_path, detached)``; on-path bands sorted by row, then by record order."""
     events = reader.compactions(trace_id)
     rows = reader.path_rows(

@@ -8,9 +8,12 @@ and lists the branches so a user can open one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.store.paths import LineInfo, Segment, on_path
-from core.store.reader import Reader
+
+if TYPE_CHECKING:  # a Reader or the first page's sqlite3 reader (no SQLAlchemy)
+    from core.store.first_page import PathReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,9 @@ def branch_label(kind: str) -> str:
     return BRANCH_LABELS.get(kind, kind.replace("_", " "))
 
 
-def branches(reader: Reader, trace_id: str, segments: list[Segment] | None = None) -> list[Branch]:
+def branches(
+    reader: PathReader, trace_id: str, segments: list[Segment] | None = None
+) -> list[Branch]:
     """Every forking line, with whether its tip lies on the main path."""
     segs = segments if segments is not None else reader.segments(trace_id)
     lines = reader.lines(trace_id)
@@ -75,7 +80,7 @@ def branches(reader: Reader, trace_id: str, segments: list[Segment] | None = Non
     return out
 
 
-def summaries_by_branch(reader: Reader, trace_id: str) -> dict[str, int]:
+def summaries_by_branch(reader: PathReader, trace_id: str) -> dict[str, int]:
     """Compaction-call branch id -> the summary it wrote, from the compaction events that
     name their summarizer (``details.summarizer.branch_id``: an imported Claude Code
     ``agent-acompact-*`` transcript)."""
@@ -88,7 +93,7 @@ def summaries_by_branch(reader: Reader, trace_id: str) -> dict[str, int]:
 
 
 def _abandoned_tails(
-    reader: Reader, trace_id: str, segs: list[Segment], lines: dict[int, LineInfo]
+    reader: PathReader, trace_id: str, segs: list[Segment], lines: dict[int, LineInfo]
 ) -> list[Branch]:
     """A rewind leaves the old continuation on the same line, past the path's end on it."""
     out = []

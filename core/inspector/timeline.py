@@ -9,14 +9,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.context.view import NOT_SENT
 from core.records import Message
-from core.store.previews import MessagePreview
+from core.store.preview_record import MessagePreview
 
 PREVIEW_CHARS = 160
 READ_CHARS = 2 * PREVIEW_CHARS
 """Characters of a message's content a row is made from (``squash`` looks no further)."""
 Shown = Message | MessagePreview
+NOT_SENT = frozenset({"meta", "thinking"})
+"""``core/context/view.py:NOT_SENT`` (that module loads the store's reader, SQLAlchemy, which
+the first page does without; a test keeps the two equal)."""
 """A whole message, or just the fields a row shows (``Reader.main_path_previews``)."""
 
 #: Badge ids in display order, with the label a row shows for each.

@@ -4,41 +4,24 @@ A timeline page needs a message's place, role, kind, goal, token count, tool cal
 start of its text; reading whole rows also decodes the parts, usage and metadata JSON and
 carries content of any length, four times the work per page (measured on a 1M-message
 store). That work runs on a worker thread but holds the GIL the UI thread needs to paint,
-so it shows up in the scroll frames. ``MessagePreview`` has the attribute names of
-``core.records.Message`` for the fields it has, so ``core/inspector/timeline.py:row_of``
-takes either.
+so it shows up in the scroll frames. ``MessagePreview`` (``core/store/preview_record.py``)
+has the attribute names of ``core.records.Message`` for the fields it has, so
+``core/inspector/timeline.py:row_of`` takes either.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Integer, bindparam, func
 
-from core.records import ToolCall
 from core.store import schema as t
 from core.store.message_fields import CODECS
+from core.store.preview_record import MessagePreview
+
+__all__ = ["MessagePreview", "preview_columns", "preview_of_row"]
 
 _m = t.messages.c
-
-
-@dataclass(frozen=True, slots=True)
-class MessagePreview:
-    sequence: int
-    role: str
-    kind: str
-    goal_id: str | None
-    token_count: int
-    content: str
-    """The first ``chars`` characters only."""
-    tool_calls: tuple[ToolCall, ...]
-    tool_call_id: str | None
-    name: str | None
-    branch_type: str | None
-    agent_name: str
-    is_error: bool | None
-    """The tool result was an error (``metadata["is_error"]``)."""
 
 
 def preview_columns() -> tuple[Any, ...]:

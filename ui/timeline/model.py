@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left, bisect_right
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from core.inspector.bands import Band
-from core.inspector.membership import ContextMembership
 from core.inspector.timeline import READ_CHARS, TimelineRow, row_of
-from core.store import Store
+from core.store.first_page import NeedsStore, PathStore
 from core.store.paths import Segment
 from ui.panes.table_model import read_only_flags
 from ui.plain import plain_tip
 from ui.tasks import TaskRunner
 from ui.timeline.pages import PageCache
+
+if TYPE_CHECKING:  # the membership's module loads the store's reader (SQLAlchemy)
+    from core.inspector.membership import ContextMembership
 
 RowRole = Qt.ItemDataRole.UserRole + 1
 """The row's record: a ``TimelineRow`` or a ``Band``."""
@@ -78,7 +80,8 @@ class TimelineModel(QAbstractListModel):
         self.page_cache = PageCache(max_pages, runner, parent=self)
         """The row pages in memory (bounded; ``fetched`` counts the reads of this path)."""
         self.page_cache.loaded.connect(self._page_arrived)
-        self.store: Store | None = None
+        self.store: PathStore | None = None
+        """A ``Store``, or the first page's ``QuickStore`` until ``use_store``."""
         self.trace_id: str | None = None
         self.head: int | None = None
         self.segments: list[Segment] = []
@@ -97,7 +100,7 @@ class TimelineModel(QAbstractListModel):
     # -- source ---------------------------------------------------------------------------
     def set_source(
         self,
-        store: Store | None,
+        store: PathStore | None,
         trace_id: str | None,
         head: int | None,
         segments: list[Segment],
@@ -262,12 +265,24 @@ class TimelineModel(QAbstractListModel):
             return LOADING
         return page[offset] if offset < len(page) else None
 
-    def _fetch(self, page_no: int) -> list[TimelineRow]:
-        """One page's rows (on a worker thread when the model has a runner)."""
+    def _fetch(self, page_no: int) -> list[TimelineRow] | None:
+        """One page's rows (on a worker thread when the model has a runner); ``None`` when
+        the first page's reader cannot read it (the ``Store`` will, after ``use_store``)."""
         assert self.store is not None and self.trace_id is not None
-        return fetch_page(
-            self.store, self.trace_id, self.segments, self.forks, page_no, self.page_size
-        )
+        try:
+            return fetch_page(
+                self.store, self.trace_id, self.segments, self.forks, page_no, self.page_size
+            )
+        except NeedsStore:
+            return None
+
+    def use_store(self, store: PathStore) -> None:
+        """Read the same path through ``store`` from now on (the first page's ``sqlite3``
+        reader hands over to the ``Store``): the pages in memory stay, the ones still on
+        their way are asked for again when painted."""
+        self.store = store
+        self.page_cache.cancel_queued()
+        self._changed_all()
 
     def seed(self, page_no: int, rows: list[TimelineRow]) -> None:
         """A page read ahead with the path (the one the view opens on); counted as
@@ -372,7 +387,7 @@ def _loading_data(role: int) -> Any:
 
 
 def fetch_page(
-    store: Store,
+    store: PathStore,
     trace_id: str,
     segments: list[Segment],
     forks: dict[int, tuple[str, ...]],

@@ -17,8 +17,9 @@ from PySide6.QtCore import QObject, Signal
 from core.inspector.timeline import TimelineRow
 from ui.tasks import TaskControl, TaskRunner
 
-Fetch = Callable[[int], list[TimelineRow]]
-"""Page number → its rows (runs on a worker thread when there is a runner)."""
+Fetch = Callable[[int], list[TimelineRow] | None]
+"""Page number → its rows (runs on a worker thread when there is a runner); ``None``: not
+readable yet (the page is asked for again, ``cancel_queued``)."""
 
 
 class PageCache(QObject):
@@ -100,6 +101,8 @@ class PageCache(QObject):
             return []
         self.fetched += 1
         page = self.fetch(page_no)
+        if page is None:
+            return []
         self.keep(page_no, page)
         return page
 

@@ -3,11 +3,13 @@
 Loading the path (segments, bands, branches), computing which rows are in the current
 context, and searching all run on the task runner; the list only ever asks the model for
 the rows it paints. The search's query parser loads with the first search, not before the
-rows.
+rows; at start-up the first rows may come from ``core/store/first_page.py`` (``sqlite3``
+alone, ``show_first``) before the ``Store`` opens, and the context membership after it.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,10 +32,9 @@ from PySide6.QtWidgets import (
 
 from core.inspector.bands import Band, bands
 from core.inspector.branches import Branch, branch_label, branches, fork_badges
-from core.inspector.membership import ContextMembership, context_membership
 from core.inspector.timeline import TimelineRow
 from core.records import MESSAGE_KINDS, ROLES
-from core.store import Store
+from core.store.first_page import NeedsStore, PathStore, QuickStore
 from core.store.paths import Segment
 from ui.elided import ElidedLabel
 from ui.session import Session
@@ -42,8 +43,10 @@ from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
 from ui.timeline.model import PAGE_SIZE, Loading, TimelineModel, fetch_page
 from ui.widgets import wrapped_label
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # these load the store's reader (SQLAlchemy): after the first rows
+    from core.inspector.membership import ContextMembership
     from core.inspector.query import SearchResult  # loaded by the first search
+    from core.store import Store
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class PathSource:
     """The page of the path's last row (the view opens there), read with the path."""
 
 
-def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
+def load_path(store: PathStore, trace_id: str, head: int | None) -> PathSource:
     with store.read() as r:
         segs = r.segments(trace_id, head)
         placed, detached = bands(r, trace_id, segs)
@@ -70,6 +73,18 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         page_no = (length - 1) // PAGE_SIZE
         last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
     return PathSource(trace_id, head, segs, placed, detached, found, last)
+
+
+def load_first(store: QuickStore, trace_id: str | None) -> PathSource | None:
+    """The main path of the trace a start opens (``trace_id``, else the newest), read with
+    ``sqlite3`` alone; ``None`` when the ``Store`` must read it (no such trace, a pending
+    token count, a file that changed meanwhile): the caller opens it."""
+    try:
+        with store.read() as r:
+            chosen = r.chosen_trace(trace_id)
+        return None if chosen is None else load_path(store, chosen[0], None)
+    except (NeedsStore, sqlite3.Error):
+        return None
 
 
 class TimelineWidget(QWidget):
@@ -97,6 +112,8 @@ class TimelineWidget(QWidget):
         self._pending_select: int | None = None
         self._awaiting = False
         """The selected row's page is loading: announce the row when it arrives."""
+        self.first_trace: str | None = None
+        """The trace ``show_first`` shows, read without the ``Store`` (until it opens)."""
         self._build()
         session.changed.connect(self.reload)
 
@@ -234,6 +251,8 @@ class TimelineWidget(QWidget):
     def _refreshed(self, src: PathSource) -> None:
         if self.source is None or src.trace_id != self.session.trace_id:
             return
+        if self.session.store is not None and self.model.store is not self.session.store:
+            self.model.use_store(self.session.store)  # the first rows' reader hands over
         follow = self.view.currentIndex().row() == self.model.rowCount() - 1
         if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
             self._path_loaded(src)
@@ -251,6 +270,41 @@ class TimelineWidget(QWidget):
         else:  # the message pane was cleared: show it the same message again
             self._announce(self.view.currentIndex(), bands=False)
         self._refresh_panes()
+        self.loaded.emit()
+
+    def show_first(
+        self, store: QuickStore, trace_id: str | None, failed: Callable[[], None]
+    ) -> None:
+        """At start-up, before the ``Store`` opens: the main path of the trace it would
+        select (``trace_id``, else the newest) read with ``sqlite3`` alone, shown like
+        ``view_head(None)`` but without the context membership (it needs the ``Store``;
+        the ``Store``'s ``changed`` refreshes the path in place and loads it). ``failed``
+        runs when the first page cannot be read this way."""
+        self.status.setText("Loading…")
+
+        def done(src: PathSource | None) -> None:
+            if self.session.store is not None or self.source is not None:
+                return  # a store was opened meanwhile: it shows its own trace
+            if src is None:
+                failed()
+                return
+            self._first_loaded(store, src)
+
+        self.runner.submit("load timeline", lambda _c: load_first(store, trace_id), done,
+                           on_error=lambda _exc: failed(), key="timeline")  # fmt: skip
+
+    def _first_loaded(self, store: QuickStore, src: PathSource) -> None:
+        self.first_trace = src.trace_id
+        self.source = src
+        self.model.set_source(
+            store, src.trace_id, None, src.segments, src.bands, fork_badges(src.branches)
+        )
+        self._seed(src)
+        self._fill_branches(src)
+        self._update_status()
+        if self.model.length:
+            last = self.model.view_row_of(self.model.length - 1)
+            self.select_view_row(last if last is not None else 0)
         self.loaded.emit()
 
     def view_head(self, head: int | None) -> None:
@@ -317,6 +371,8 @@ class TimelineWidget(QWidget):
             self._panes_after_growth.start()
 
     def _refresh_panes(self) -> None:
+        from core.inspector.membership import context_membership
+
         store, src = self.session.store, self.source
         if store is None or src is None:
             return
@@ -357,6 +413,8 @@ class TimelineWidget(QWidget):
         self._pending_select = sequence
 
     def _path_loaded(self, src: PathSource) -> None:
+        from core.inspector.membership import context_membership
+
         store = self.session.store
         if store is None or src.trace_id != self.session.trace_id:
             return
