@@ -52,6 +52,7 @@ def open_after_rows(w: MainWindow, path: str | Path) -> None:
     membership; the panes built next find it open)."""
     trace_id = w.timeline.first_trace
     if trace_id is not None and w.session.store is None:
+        w.timeline.panes_at_handover = w.ready  # else their catch-up tells them, once
         open_store(w, path, trace_id)
 
 

@@ -39,7 +39,10 @@ def _start(qtbot: Any, settings: AppSettings, db: Path, trace: str | None = None
     win.timeline.loaded.connect(
         lambda: seen.append((type(win.timeline.model.store).__name__, win.session.store is None))
     )
+    told: list[int] = []
+    win.timeline.main_path_loaded.connect(lambda: told.append(1))
     win.first_loads = seen  # type: ignore[attr-defined]
+    win.panes_told = told  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: win.ready, timeout=30_000)
     qtbot.waitUntil(win.is_settled, timeout=30_000)
     return win
@@ -59,6 +62,7 @@ def test_the_first_rows_come_without_the_store_which_then_takes_over(
     store = win.session.store
     assert store is not None and win.timeline.model.store is store, "the Store took over"
     assert win.timeline.model.membership is not None, "the context shading came with it"
+    assert len(win.panes_told) == 1, "the panes load the path once"  # type: ignore[attr-defined]
     trace = store.traces()[-1]
     assert win.session.trace_id == trace.id
     with store.read() as r:

@@ -114,6 +114,10 @@ class TimelineWidget(QWidget):
         """The selected row's page is loading: announce the row when it arrives."""
         self.first_trace: str | None = None
         """The trace ``show_first`` shows, read without the ``Store`` (until it opens)."""
+        self.panes_at_handover = True
+        """When the ``Store`` takes over from ``show_first``'s reader and the path is the
+        same, tell the panes (``main_path_loaded``) only if they saw the path without a
+        store (built before it opened); panes built after it hear it from their catch-up."""
         self._build()
         session.changed.connect(self.reload)
 
@@ -251,9 +255,12 @@ class TimelineWidget(QWidget):
     def _refreshed(self, src: PathSource) -> None:
         if self.source is None or src.trace_id != self.session.trace_id:
             return
-        if self.session.store is not None and self.model.store is not self.session.store:
-            self.model.use_store(self.session.store)  # the first rows' reader hands over
-        follow = self.view.currentIndex().row() == self.model.rowCount() - 1
+        store = self.session.store
+        handover = store is not None and self.model.store is not store
+        if handover and store is not None:
+            self.model.use_store(store)  # the first rows' sqlite3 reader hands over
+        rows = self.model.rowCount()
+        follow = self.view.currentIndex().row() == rows - 1
         if not self.model.grow(src.segments, src.bands, fork_badges(src.branches)):
             self._path_loaded(src)
             return
@@ -269,7 +276,10 @@ class TimelineWidget(QWidget):
             self.select_view_row(last if last is not None else 0)
         else:  # the message pane was cleared: show it the same message again
             self._announce(self.view.currentIndex(), bands=False)
-        self._refresh_panes()
+        if handover and rows == self.model.rowCount() and not self.panes_at_handover:
+            self._load_membership()  # the panes are told by their catch-up, once
+        else:
+            self._refresh_panes()
         self.loaded.emit()
 
     def show_first(
@@ -371,18 +381,23 @@ class TimelineWidget(QWidget):
             self._panes_after_growth.start()
 
     def _refresh_panes(self) -> None:
+        if self._load_membership():
+            self.main_path_loaded.emit()
+
+    def _load_membership(self) -> bool:
+        """The main path's context shading, off the UI thread (``False``: no path)."""
         from core.inspector.membership import context_membership
 
         store, src = self.session.store, self.source
         if store is None or src is None:
-            return
+            return False
         self.runner.submit(
             "context membership",
             reading(store, context_membership, src.trace_id, None),
             self._membership_loaded,
             key="membership",
         )
-        self.main_path_loaded.emit()
+        return True
 
     def hideEvent(self, event: QHideEvent) -> None:
         super().hideEvent(event)
