@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
 
         def failed() -> None:
             self._after_rows = None
+            if self._closed:
+                return
             open_store(self, path, trace_id)
             if self.session.trace_id is None:  # nothing to show: the panes need not wait
                 self._build_panes()

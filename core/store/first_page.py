@@ -87,8 +87,8 @@ _COMPACTIONS = (
 
 
 class QuickStore:
-    """A current SQLite store file, read with ``sqlite3`` (one connection per read, so
-    any thread may read)."""
+    """A current SQLite store file, read with ``sqlite3`` (a connection per read, so any
+    thread may read: the timeline's path on the task runner, its pages on their own)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -112,7 +112,7 @@ class QuickStore:
     @contextmanager
     def read(self) -> Iterator[QuickReader]:
         """One read transaction (as ``Store.read``: a consistent snapshot)."""
-        conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+        conn = sqlite3.connect(self._uri, uri=True)
         try:
             conn.execute("PRAGMA busy_timeout=5000")
             conn.execute("BEGIN")
