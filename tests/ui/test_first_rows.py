@@ -81,6 +81,13 @@ def test_the_first_rows_come_without_the_store_which_then_takes_over(
     win.session.refresh()
     qtbot.waitUntil(lambda: win.timeline.model.length == before + 1, timeout=20_000)
 
+    # reopening the store (F5) tells the panes again and reads through the new store
+    told = len(win.panes_told)  # type: ignore[attr-defined]
+    win.reload()
+    qtbot.waitUntil(lambda: len(win.panes_told) > told, timeout=20_000)  # type: ignore[attr-defined]
+    qtbot.waitUntil(win.is_settled, timeout=20_000)
+    assert win.session.store is not store and win.timeline.model.store is win.session.store
+
     # search and its filter
     win.timeline.search_box.setText("date")
     win.timeline.run_search()

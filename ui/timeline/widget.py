@@ -276,7 +276,9 @@ class TimelineWidget(QWidget):
             self.select_view_row(last if last is not None else 0)
         else:  # the message pane was cleared: show it the same message again
             self._announce(self.view.currentIndex(), bands=False)
-        if handover and rows == self.model.rowCount() and not self.panes_at_handover:
+        quiet = handover and rows == self.model.rowCount() and not self.panes_at_handover
+        self.panes_at_handover = True  # once: a store opened later (F5) tells them again
+        if quiet:
             self._load_membership()  # the panes are told by their catch-up, once
         else:
             self._refresh_panes()
