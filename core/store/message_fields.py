@@ -93,7 +93,7 @@ def appended(
     parts, calls = row[_PARTS], row[_CALLS]
     record = None
     if (parts is None or type(parts) is tuple) and _plain_calls(calls):
-        record = _make_message(values)
+        record = make_message(values)
     _encoded(row)
     return row, record if record is not None else message_of_row(row)
 
@@ -133,7 +133,7 @@ def message_from(stored: Mapping[Any, Any]) -> Message:
     values = list(_GATHER(stored))
     for i, decode in _DECODE_AT:
         values[i] = decode(values[i])
-    return _make_message(values)
+    return make_message(values)
 
 
 def _record_maker(cls: type[Message]) -> Callable[[Sequence[Any]], Message]:
@@ -152,7 +152,8 @@ def _record_maker(cls: type[Message]) -> Callable[[Sequence[Any]], Message]:
     return maker
 
 
-_make_message = _record_maker(Message)
+make_message = _record_maker(Message)
+"""``Message(*values)`` (every field, in field order) at half the cost of its ``__init__``."""
 
 
 _RECORD_ORDER = tuple(f.name for f in fields(Message))
