@@ -65,7 +65,7 @@ def _quick_init(cls: _C) -> _C:
     exec(f"def __init__(self, {', '.join(params)}):\n{''.join(body)}", env)
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    setattr(cls, "__init__", init)
+    type.__setattr__(cls, "__init__", init)
     return cls
 
 

@@ -183,8 +183,8 @@ def _sendable(
     """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders
     (positional, in field order: no parent, goal, branch or name, kind ``message``)."""
     frozen = tuple(parts) if parts is not None else None
-    return make_message((trace_id, seq, None, role, content, frozen, calls, call_id,
-                         None, None, "message", None, None, "", 0, None, 0.0, None, 0, 0))  # fmt: skip
+    return make_message((trace_id, seq, None, role, content, frozen, calls, call_id, None,
+                         None, "message", None, None, "", 0, None, 0.0, None, 0, 0))  # fmt: skip
 
 
 def _json(value: Any) -> Any:

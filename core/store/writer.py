@@ -15,8 +15,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any, TypeVar
 
 import orjson

@@ -50,7 +50,7 @@ def test_quick_init_keeps_the_dataclass_signature_and_defaults(cls: type) -> Non
     values = {f.name: f"v-{f.name}" for f in required}
     obj = cls(**values)
     for f in dataclasses.fields(cls):
-        want = values[f.name] if f.name in values else f.default
+        want = values.get(f.name, f.default)
         assert getattr(obj, f.name) == want, f.name
     assert obj == cls(*values.values())
     assert dataclasses.replace(obj) == obj
