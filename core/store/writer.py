@@ -833,11 +833,14 @@ def _json_text(value: Any) -> str | None:
 
 
 def _json_finite(value: Any) -> str | None:
-    """``_json_text`` for a value known to hold no NaN or infinity."""
+    """``_json_text`` for a value known to hold no NaN or infinity: ``orjson_text``'s
+    ``finite`` path, inline (an import encodes ~1,000 values through it)."""
     if value is None:
         return None
-    text = orjson_text(value, finite=True)
-    return text if text is not None else json.dumps(value)
+    try:
+        return orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # what orjson refuses (``orjson_text``): json's text
+        return json.dumps(value)
 
 
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
