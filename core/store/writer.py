@@ -136,7 +136,7 @@ class Writer:
         return Trace(tid, title, source, now, None, 0, metadata)
 
     def set_title(self, trace_id: str, title: str) -> None:
-        self.conn.execute(update(t.traces).where(t.traces.c.id == trace_id).values(title=title))
+        self.conn.execute(_SET_TITLE, {"tid": trace_id, "title": title})
 
     def set_created_at(self, trace_id: str, created_at: float) -> None:
         self.conn.execute(_SET_CREATED, {"tid": trace_id, "created_at": created_at})
@@ -458,16 +458,12 @@ class Writer:
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
         """An import's boundary learns its recorded tokens after (the next call's prompt)."""
         self.conn.execute(
-            update(t.compactions)
-            .where(t.compactions.c.id == event_id)
-            .values(tokens_after=tokens_after, details=details)
+            _SET_COMPACTION, {"cid": event_id, "tokens_after": tokens_after, "details": details}
         )
 
     def set_compaction_details(self, event_id: int, details: Any) -> None:
         """An import's boundary learns a link (the compaction run that wrote its summary)."""
-        self.conn.execute(
-            update(t.compactions).where(t.compactions.c.id == event_id).values(details=details)
-        )
+        self.conn.execute(_SET_COMPACTION, {"cid": event_id, "details": details})
 
     def record_compaction(self, event: CompactionEvent) -> CompactionEvent:
         values = row_values(
@@ -477,7 +473,7 @@ class Writer:
             context_after=encode_items(event.context_after),
             created_at=event.created_at or time.time(),
         )
-        res = self.conn.execute(insert(t.compactions).values(**values))
+        res = self.conn.execute(_INSERT_COMPACTION, values)
         return _with_id(event, res.inserted_primary_key)
 
     # -- goals, tasks, skills, refs, grants -----------------------------------------------
@@ -714,6 +710,9 @@ _BY_ID = t.traces.c.id == bindparam("tid")
 _SET_STATE = update(t.traces).where(_BY_ID)
 _SET_CREATED = update(t.traces).where(_BY_ID)
 _SET_METADATA = update(t.traces).where(_BY_ID)
+_SET_TITLE = update(t.traces).where(_BY_ID)
+_INSERT_COMPACTION = insert(t.compactions)
+_SET_COMPACTION = update(t.compactions).where(t.compactions.c.id == bindparam("cid"))
 _TRACE_COLUMNS = (
     "id", "title", "source", "created_at", "head_sequence", "next_sequence", "next_line",
     "message_count", "metadata",
