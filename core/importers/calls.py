@@ -22,7 +22,6 @@ from core.context.view import NOT_SENT, render_item
 from core.importers.reading import loads
 from core.records import ContextItem, ItemsEncoder, Message, NewMessage, ToolCall
 from core.store import schema as t
-from core.store.message_fields import make_message
 from core.store.reader import Reader
 
 _EMPTY = hashlib.sha256(b"[]").hexdigest()
@@ -183,8 +182,8 @@ def _sendable(
     """A ``Message`` with what ``to_openai`` reads; the other fields are placeholders
     (positional, in field order: no parent, goal, branch or name, kind ``message``)."""
     frozen = tuple(parts) if parts is not None else None
-    return make_message((trace_id, seq, None, role, content, frozen, calls, call_id, None,
-                         None, "message", None, None, "", 0, None, 0.0, None, 0, 0))  # fmt: skip
+    return Message(trace_id, seq, None, role, content, frozen, calls, call_id,
+                   None, None, "message", None, None, "", 0, None, 0.0, None)  # fmt: skip
 
 
 def _json(value: Any) -> Any:

@@ -10,7 +10,7 @@ import pytest
 
 from core.context.view import request_sha256, resolve
 from core.importers.calls import ContextHashes
-from core.records import ContextItem, LlmCall, NewMessage, ToolCall
+from core.records import ContextItem, LlmCall, Message, NewMessage, ToolCall
 from core.store import Store
 
 
@@ -42,7 +42,7 @@ def test_a_message_shown_otherwise_is_not_taken_from_the_rendered_cache(tmp_path
             assert hashes.digest("d", plain) == request_sha256(resolve(r, tid, plain).openai())
 
 
-@pytest.mark.parametrize("cls", [NewMessage, ContextItem, LlmCall, ToolCall])
+@pytest.mark.parametrize("cls", [Message, NewMessage, ContextItem, LlmCall, ToolCall])
 def test_quick_init_keeps_the_dataclass_signature_and_defaults(cls: type) -> None:
     """The generated ``__init__`` takes what the dataclass declares, with its defaults,
     and the object stays frozen."""
