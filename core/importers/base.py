@@ -213,7 +213,9 @@ class TraceBuilder:
         self._warnings_from = len(ctx.warnings)
         self._dated = created_at is not None
         self._span_known = span is not None
-        self._span: tuple[float, float] | None = None
+        self._span: list[float] | None = None
+        """``[earliest, latest]``, moved in place (times come mostly in order: one
+        comparison per message, no new pair)."""
         self._created_at = created_at
         """Earliest and latest time the source recorded (messages, calls): the trace's
         start and duration, where the source dates anything."""
@@ -528,13 +530,18 @@ class TraceBuilder:
 
     def _saw_time(self, when: float) -> None:
         span = self._span
-        self._span = (when, when) if span is None else (min(span[0], when), max(span[1], when))
+        if span is None:
+            self._span = [when, when]
+        elif when > span[1]:
+            span[1] = when
+        elif when < span[0]:
+            span[0] = when
 
     def _record_span(self) -> None:
         """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
         importer gave no date starts at its first recorded time, not at the import."""
         if self._span is None and self._created_at is not None and not self._span_known:
-            self._span = (self._created_at, self._created_at)  # only the file's own date
+            self._span = [self._created_at, self._created_at]  # only the file's own date
         if self._span is None or self._span_known:  # (an eval's ``created``): the start
             return
         start, end = self._span
