@@ -125,7 +125,9 @@ class CountsAhead:
 
     def __init__(self) -> None:
         self._pool = _AHEAD.get()
-        self._counter = bounded_counter()
+        self._counter = bounded_counter(own_encoding=True)
+        """Each of the pool's threads encodes with its own encoding (``thread_encoding``:
+        tiktoken a third cheaper than on a shared one); the threads live for the process."""
         self._queued: list[MessageTexts] = []
         self._chars = 0
         self._chunk = min(self.FIRST_CHUNK, self.CHUNK)

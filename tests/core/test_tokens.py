@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import subprocess
 import sys
@@ -200,3 +201,76 @@ def test_long_texts_count_exactly_without_a_token_list(text: str) -> None:
     expected = len(enc.encode(text, disallowed_special=()))
     assert token_count(enc, text) == expected
     assert TokenCounter().count_texts(["short one", text, "another"])[1] == expected
+
+
+def test_a_thread_encodes_with_its_own_encoding_once_it_has_encoded_enough(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``thread_encoding``: the shared encoding until the thread has encoded
+    ``OWN_AFTER_CHARS`` with it, then one of the thread's own (the same tokens), kept for
+    the thread; another thread starts over with the shared one and builds its own."""
+    import threading
+
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 100)
+    shared = get_encoding("cl100k_base")
+    text = "Counting on a thread of its own: ünïcödé, 12345, and\n  spaces."
+    seen: list[list[object]] = []
+
+    def run() -> None:
+        got = [encodings.thread_encoding("cl100k_base", 60) for _ in range(4)]
+        seen.append([*got, got[-1].encode(text, disallowed_special=())])
+
+    for _ in range(2):
+        th = threading.Thread(target=run)
+        th.start()
+        th.join()
+    for first, second, third, fourth, tokens in seen:
+        assert first is shared and second is shared, "60 then 120 characters on the shared one"
+        assert third is not shared and fourth is third, "then its own, kept"
+        assert tokens == shared.encode(text, disallowed_special=())
+    assert seen[0][2] is not seen[1][2], "each thread builds its own"
+
+
+def test_counts_on_a_threads_own_encoding_equal_the_shared_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TOK-1 holds on the private encodings too: batched, long and alone texts."""
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 0)
+    texts = ["short one", "lorem ipsum dolor " * 5_000, "x<|endoftext|>y", "\ud800 tail", "日本"]
+    own = TokenCounter(own_encoding=True)
+    assert own.count_texts(texts) == [TokenCounter().count_uncached(t) for t in texts]
+    assert encodings._own.encodings["cl100k_base"] is not get_encoding("cl100k_base")
+
+
+def test_run_lengths_from_the_token_buffer_skip_a_separator_across_two_tokens() -> None:
+    """The separator's 4 bytes can occur spanning two tokens (a token's high byte and the
+    next one's low bytes); only a match on a token's first byte is a separator."""
+    from core.tokens.counter import _runs_in_buffer
+
+    sep = 100257  # a1 87 01 00, little-endian
+    tokens = [5, 0xA1000000, 0x05000187, sep, 7]
+    raw = b"".join(n.to_bytes(4, sys.byteorder) for n in tokens)
+    mark = sep.to_bytes(4, sys.byteorder)
+    if sys.byteorder == "little":
+        assert raw.find(mark) == 7, "the crafted tokens hold a match across two tokens"
+    assert _runs_in_buffer(raw, mark, 2) == [3, 1]
+    assert _runs_in_buffer(raw, mark, 3) is None, "one separator short"
+
+
+@settings(max_examples=100, deadline=None)
+@given(_TEXTS)
+def test_run_lengths_equal_the_token_list(texts: list[str]) -> None:
+    """The buffer's run lengths are the ones the token list gives (``encode``)."""
+    from core.tokens.counter import BATCH_SEPARATOR, run_lengths
+
+    enc = get_encoding("cl100k_base")
+    plain = [t for t in texts if BATCH_SEPARATOR not in t] or [""]
+    joined = BATCH_SEPARATOR.join(plain)
+    tokens = enc.encode(joined, allowed_special={BATCH_SEPARATOR}, disallowed_special=())
+    sep = enc.encode_single_token(BATCH_SEPARATOR)
+    cuts = [-1, *(i for i, n in enumerate(tokens) if n == sep), len(tokens)]
+    assert run_lengths(enc, joined, len(plain)) == [b - a - 1 for a, b in itertools.pairwise(cuts)]
