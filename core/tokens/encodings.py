@@ -66,12 +66,17 @@ _lock_ranks = threading.Lock()
 #: Characters a thread encodes with the shared encoding before ``thread_encoding`` builds
 #: it one of its own (the pool locking costs ~25 ns a character; a build ~45 ms).
 OWN_AFTER_CHARS = 1 << 21
+#: Searched once by the thread that builds the shared encoding, so that it is the first
+#: to use (and owns) the regex pools: letters, a contraction, digits, punctuation, blanks.
+WARM_UP = "Hello World's 123 !?\n  \n x"
 
 
 class _ThreadEncodings(threading.local):
     def __init__(self) -> None:
         self.encodings: dict[str, tiktoken.Encoding] = {}
         self.shared_chars: dict[str, int] = {}
+        self.owns_shared: set[str] = set()
+        """The shared encodings this thread built (and searched first)."""
 
 
 _own = _ThreadEncodings()
@@ -100,14 +105,18 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     with _lock:
         enc = _cache.get(name)
         if enc is None:
-            enc = _cache[name] = _build(name)
+            enc = _build(name)
+            enc.encode_ordinary(WARM_UP)
+            _own.owns_shared.add(name)
+            _cache[name] = enc
     return enc
 
 
 def thread_encoding(name: str = "cl100k_base", chars: int = 0) -> tiktoken.Encoding:
     """The named encoding for this thread to encode ``chars`` more characters with: the
     process's own (``get_encoding``) until the thread has encoded ``OWN_AFTER_CHARS`` with
-    it, then one built for this thread alone (from the ranks read once per process).
+    it, then one built for this thread alone (from the ranks read once per process). The
+    thread that built the shared encoding keeps it: it owns its pools already.
 
     tiktoken's pre-split regex (fancy_regex) keeps its scratch caches in pools that every
     copy of one encoding shares, and only the thread that searched with a pool first takes
@@ -122,6 +131,8 @@ def thread_encoding(name: str = "cl100k_base", chars: int = 0) -> tiktoken.Encod
     enc = mine.encodings.get(name)
     if enc is not None:
         return enc
+    if name in mine.owns_shared:
+        return get_encoding(name)
     done = mine.shared_chars.get(name, 0)
     if done < OWN_AFTER_CHARS:
         mine.shared_chars[name] = done + chars

@@ -233,17 +233,59 @@ def test_a_thread_encodes_with_its_own_encoding_once_it_has_encoded_enough(
     assert seen[0][2] is not seen[1][2], "each thread builds its own"
 
 
+def test_the_thread_that_built_the_shared_encoding_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It searched with the shared encoding first (``WARM_UP``), so it owns the regex pools
+    and an encoding of its own would cost a build for nothing; another thread still gets
+    one of its own after ``OWN_AFTER_CHARS``."""
+    import threading
+
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "_cache", {})
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 10)
+    got: dict[str, list[object]] = {}
+
+    def builder() -> None:
+        shared = encodings.get_encoding("o200k_base")
+        got["builder"] = [shared, *(encodings.thread_encoding("o200k_base", 99) for _ in range(3))]
+
+    def other() -> None:
+        got["other"] = [encodings.thread_encoding("o200k_base", 99) for _ in range(3)]
+
+    for run in (builder, other):
+        th = threading.Thread(target=run)
+        th.start()
+        th.join()
+    shared = got["builder"][0]
+    assert all(e is shared for e in got["builder"]), "the builder keeps the shared one"
+    first, then, kept = got["other"]
+    assert first is shared and then is not shared and kept is then
+
+
 def test_counts_on_a_threads_own_encoding_equal_the_shared_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """TOK-1 holds on the private encodings too: batched, long and alone texts."""
+    """TOK-1 holds on the private encodings too: batched, long and alone texts (on a
+    thread of its own: the one that built the shared encoding keeps using it)."""
+    import threading
+
     from core.tokens import encodings
 
     monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 0)
     texts = ["short one", "lorem ipsum dolor " * 5_000, "x<|endoftext|>y", "\ud800 tail", "日本"]
-    own = TokenCounter(own_encoding=True)
-    assert own.count_texts(texts) == [TokenCounter().count_uncached(t) for t in texts]
-    assert encodings._own.encodings["cl100k_base"] is not get_encoding("cl100k_base")
+    got: list[object] = []
+
+    def run() -> None:
+        got.append(TokenCounter(own_encoding=True).count_texts(texts))
+        got.append(encodings._own.encodings["cl100k_base"])
+
+    th = threading.Thread(target=run)
+    th.start()
+    th.join()
+    assert got[0] == [TokenCounter().count_uncached(t) for t in texts]
+    assert got[1] is not get_encoding("cl100k_base")
 
 
 def test_run_lengths_from_the_token_buffer_skip_a_separator_across_two_tokens() -> None:
