@@ -67,6 +67,32 @@ def test_shipped_files_match_pinned_hashes() -> None:
         assert len(ranks) > 100_000
 
 
+def test_ranks_read_in_one_split_equal_a_line_by_line_read() -> None:
+    """``load_ranks`` splits the whole (hash-checked) file at once: the same ranks as
+    reading it a line at a time."""
+    import base64
+
+    from core.tokens.encodings import DATA
+
+    for spec in ENCODINGS.values():
+        expected: dict[bytes, int] = {}
+        for line in (DATA / f"{spec.name}.tiktoken").read_bytes().splitlines():
+            if line:
+                token, rank = line.split()
+                expected[base64.b64decode(token)] = int(rank)
+        assert load_ranks(spec) == expected
+
+
+def test_a_changed_ranks_file_is_refused_before_any_rank_is_read(tmp_path: Path) -> None:
+    from core.tokens.encodings import DATA
+
+    spec = ENCODINGS["cl100k_base"]
+    raw = (DATA / f"{spec.name}.tiktoken").read_bytes()
+    (tmp_path / f"{spec.name}.tiktoken").write_bytes(raw.replace(b" 0\n", b" 1\n", 1))
+    with pytest.raises(RuntimeError, match="does not match the pinned"):
+        load_ranks(spec, tmp_path)
+
+
 def test_known_token_counts() -> None:
     enc = get_encoding("cl100k_base")
     assert enc.encode("hello world") == [15339, 1917]
