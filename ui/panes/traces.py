@@ -23,6 +23,7 @@ from core.cost.table import load_table
 from core.cost.totals import trace_totals, usd_by_trace
 from core.inspector.trace_filter import ListFilter, models_of
 from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
+from core.records import Trace
 from core.store import Store
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
@@ -248,6 +249,10 @@ class TraceBrowser(QWidget):
                     | self.table.selectionModel().SelectionFlag.Rows,
                 )
                 return
+
+    def record(self, trace_id: str) -> Trace | None:
+        """The listed record of ``trace_id`` (``None``: not listed, or not yet)."""
+        return next((t for t in self.model.records if t.id == trace_id), None)
 
     def selected_ids(self) -> list[str]:
         """The selected traces, in store order."""

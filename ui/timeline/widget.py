@@ -34,6 +34,7 @@ from core.inspector.timeline import TimelineRow
 from core.records import MESSAGE_KINDS, ROLES
 from core.store import Store
 from core.store.paths import Segment
+from core.store.reader import Reader
 from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskRunner, reading
@@ -66,6 +67,11 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         page_no = (length - 1) // PAGE_SIZE
         last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
     return PathSource(trace_id, head, segs, placed, detached, found, last)
+
+
+def path_row_of(r: Reader, trace_id: str, sequence: int, segments: list[Segment]) -> int | None:
+    """Where message ``sequence`` is on the path of ``segments`` (``None``: not on it)."""
+    return r.path_rows(trace_id, [sequence], segments).get(sequence)
 
 
 class TimelineWidget(QWidget):
@@ -486,6 +492,31 @@ class TimelineWidget(QWidget):
         if path_row is None:  # not on a page in memory: one indexed lookup
             with store.read() as r:
                 path_row = r.path_rows(src.trace_id, [sequence], src.segments).get(sequence)
+        return self._select_path_row(path_row)
+
+    def find_and_select(self, sequence: int, missing: Callable[[], object]) -> None:
+        """Select a message as ``select_sequence`` does, but look one that is not on a page
+        in memory up on the task runner (a click must not read on the UI thread); call
+        ``missing`` when it is not on the shown path."""
+        store, src = self.session.store, self.source
+        if store is None or src is None or self.model.cached_path_row(sequence) is not None:
+            if not self.select_sequence(sequence):
+                missing()
+            return
+
+        def found(path_row: int | None) -> None:
+            if self.source is src and not self._select_path_row(path_row):
+                missing()
+
+        self.runner.submit(
+            "find message",
+            reading(store, path_row_of, src.trace_id, sequence, src.segments),
+            found,
+            key="find-message",
+            priority=1,
+        )
+
+    def _select_path_row(self, path_row: int | None) -> bool:
         if path_row is None:
             return False
         view_row = self.model.view_row_of(path_row)
