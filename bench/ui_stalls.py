@@ -38,6 +38,9 @@ class Stalls:
         self.worst: dict[str, float] = {}
         self.big: list[dict[str, Any]] = []
         self.last = time.perf_counter()
+        self.cpu = time.thread_time()
+        """The UI thread's CPU time at the last tick: a stall with little of it was the
+        thread waiting (for the GIL, for a core), not working."""
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(TICK_MS)
@@ -54,15 +57,17 @@ class Stalls:
         self._entered.append(name)
 
     def tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         late_ms = 1000 * (now - self.last) - TICK_MS
-        self.last = now
+        cpu_ms = 1000 * (cpu - self.cpu)
+        self.last, self.cpu = now, cpu
         phase = self._entered[0] if self._entered else self._phase
         self._entered = []
         self.worst[phase] = max(self.worst.get(phase, 0.0), late_ms)
         if late_ms >= REPORT_MS:
             at = round(now - T0, 3)
-            self.big.append({"phase": phase, "at_s": at, "ms": round(late_ms, 1)})
+            stall = {"phase": phase, "at_s": at, "ms": round(late_ms, 1), "cpu_ms": round(cpu_ms, 1)}
+            self.big.append(stall)
 
 
 def _label(window: Any, stalls: Stalls, method: str, phase: str) -> None:
@@ -126,11 +131,12 @@ class Drive:
         self.window: Any = None
         self.shots = Path(args.shots) if args.shots else None
         self.steps: list[Callable[[], bool]] = [self.open_window, self.rows_painted]
-        self.steps += [self.settled("open"), self.idle_shot]
+        self.steps += [self.panes_ready, self.settled("open"), self.idle_shot]
         for k in range(2):  # to another trace and back
             self.steps += [self.switch, self.settled(f"switch{k}")]
         for k in range(args.selects):
             self.steps += [self.select(k), self.settled(f"select{k}")]
+        self.steps += [self.idle(2.0)]  # nothing to do: the machine's noise
 
     def shot(self, name: str) -> None:
         if self.shots is not None:
@@ -162,6 +168,12 @@ class Drive:
         self.shot("after_rows")
         return True
 
+    def panes_ready(self) -> bool:
+        if not self.window.ready:
+            return False
+        self.result["panes_s"] = round(time.perf_counter() - T0, 3)
+        return True
+
     def settled(self, phase: str) -> Callable[[], bool]:
         def check() -> bool:
             if not self.window.is_settled():
@@ -170,6 +182,17 @@ class Drive:
             return True
 
         return check
+
+    def idle(self, seconds: float) -> Callable[[], bool]:
+        until: list[float] = []
+
+        def wait() -> bool:
+            if not until:
+                self.stalls.phase = "idle (noise)"
+                until.append(time.perf_counter() + seconds)
+            return time.perf_counter() >= until[0]
+
+        return wait
 
     def idle_shot(self) -> bool:
         self.shot("idle")
