@@ -185,6 +185,9 @@ def test_the_panes_fill_in_after_the_rows_as_a_window_built_at_once(
     settle(qtbot, win)
     assert any(PANES_LABEL in text for text in said), said
     assert all(not hasattr(d.widget(), "text") for d in win.docks.values()), "no dock loading"
+    view = win.timeline.view
+    selected = view.visualRect(view.currentIndex())
+    assert view.viewport().rect().contains(selected), "the head row stays on screen"
     at_once = open_window(qtbot, AppSettings(tmp_path / "other.ini"), sample_path)
     assert _shown(win) == _shown(at_once)
     assert _shown(win)["goals"] and _shown(win)["context"] and _shown(win)["skills"]

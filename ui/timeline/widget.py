@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -629,7 +629,20 @@ class TimelineWidget(QWidget):
 
 class TimelineTable(QTableView):
     """Home and End go to the first and last row (a table's default moves between
-    columns, and the timeline has one); Page Up/Page Down keep the table's paging."""
+    columns, and the timeline has one); Page Up/Page Down keep the table's paging. The
+    selected row stays on screen when the list gets shorter (the panes built after the
+    rows add the scrubber under it and size the docks around it)."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)  # the viewport has its new size already
+        current = self.currentIndex()
+        shrunk = event.size().height() - event.oldSize().height()
+        if not current.isValid() or event.oldSize().height() < 0 or shrunk >= 0:
+            return
+        rect = self.visualRect(current)
+        was_shown = rect.top() >= 0 and rect.bottom() <= self.viewport().height() - shrunk
+        if was_shown and rect.bottom() > self.viewport().height():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def moveCursor(
         self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
