@@ -66,8 +66,8 @@ class Stalls:
         self.worst[phase] = max(self.worst.get(phase, 0.0), late_ms)
         if late_ms >= REPORT_MS:
             at = round(now - T0, 3)
-            ms, cpu = round(late_ms, 1), round(cpu_ms, 1)
-            self.big.append({"phase": phase, "at_s": at, "ms": ms, "cpu_ms": cpu})
+            ms, cpu_used = round(late_ms, 1), round(cpu_ms, 1)
+            self.big.append({"phase": phase, "at_s": at, "ms": ms, "cpu_ms": cpu_used})
 
 
 def _label(window: Any, stalls: Stalls, method: str, phase: str) -> None:
