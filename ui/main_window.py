@@ -246,6 +246,11 @@ class MainWindow(QMainWindow):
     def _panes_built(self) -> None:
         from ui.window_panes import catch_up
 
+        if self._paint_first:  # the app's start is over
+            from ui.preload import freeze_after_start
+
+            freeze_after_start()
+
         self._connect()
         catch_up(self)
         for action in self._held:

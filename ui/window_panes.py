@@ -117,15 +117,15 @@ def build(w: MainWindow) -> None:
 
 
 def catch_up(w: MainWindow) -> None:
-    """Tell the panes what happened before they existed: the store was opened (the trace
-    list, the run controls and the live sources read it), the main path was loaded (the
-    goals, context, records and delegation panes and the scrubber load theirs) and a
-    message was selected (the detail pane shows it)."""
+    """Tell the panes what happened before they existed: a message was selected (the
+    detail pane shows it), the store was opened (the trace list, the run controls and the
+    live sources read it) and the main path was loaded (the goals, context, records and
+    delegation panes and the scrubber load theirs)."""
+    selected = w.timeline.selected_sequence()
+    if selected is not None:  # first: its read is short, the others' can take seconds
+        w.detail.show_message(selected)
     if w.session.store is not None:
         w.session.store_changed.emit()
     source = w.timeline.source
     if source is not None and source.head is None:
         w.timeline.main_path_loaded.emit()
-    selected = w.timeline.selected_sequence()
-    if selected is not None:
-        w.detail.show_message(selected)
