@@ -244,13 +244,14 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self, lambda: self._pane_step(i + 1))
 
     def _panes_built(self) -> None:
-        from ui.window_panes import catch_up
+        from ui.window_panes import catch_up, place
 
         if self._paint_first:  # the app's start is over
             from ui.preload import freeze_after_start
 
             freeze_after_start()
 
+        place(self)
         self._connect()
         catch_up(self)
         for action in self._held:

@@ -1,13 +1,14 @@
 """The main window's panes and controllers but the timeline, built after its rows are
-painted (issues 17, 20), one step at a time.
+painted (issues 17, 20), one pane at a time.
 
 What the panes read with (the inspector's reports, the runtime, the live sources,
 Pygments) is most of a cold start; the trace's rows do not wait for it
 (``ui/window_timeline.py`` builds the timeline first). After the rows, ``ui/preload.py``
 loads those modules on a worker thread; then each step of ``STEPS`` builds one pane (its
 ``ui`` module imported there) in a turn of the event loop of its own, so the window keeps
-answering input while the docks fill in (they say "Loading…" until then,
-``ui/window_layout.py:DOCKS``). ``build`` runs every step at once (tests, scripts).
+answering input meanwhile. The docks say "Loading…" (``ui/window_layout.py:DOCKS``) until
+every pane is made; ``place`` then puts them in, and ``catch_up`` tells them what they
+missed. ``build`` runs every step at once (tests, scripts).
 """
 
 from __future__ import annotations
@@ -23,28 +24,24 @@ def _traces(w: MainWindow) -> None:
     from ui.panes.traces import TraceBrowser
 
     w.traces = TraceBrowser(w.session, w.settings, w.runner)
-    w.docks["traces"].setWidget(w.traces)
 
 
 def _goals(w: MainWindow) -> None:
     from ui.panes.goals import GoalPane
 
     w.goals = GoalPane(w.session, w.runner)
-    w.docks["goals"].setWidget(w.goals)
 
 
 def _detail(w: MainWindow) -> None:
     from ui.panes.detail import MessageDetailPane
 
     w.detail = MessageDetailPane(w.session, w.runner)
-    w.docks["detail"].setWidget(w.detail)
 
 
 def _context(w: MainWindow) -> None:
     from ui.panes.context import ContextPane
 
     w.context = ContextPane(w.session, w.runner)
-    w.docks["context"].setWidget(w.context)
 
 
 def _records(w: MainWindow) -> None:
@@ -55,15 +52,12 @@ def _records(w: MainWindow) -> None:
     w.grants = GrantsPane()
     w.budget = BudgetPane()
     w.records = RecordsLoader(w.session, w.runner, w.skills, w.grants)
-    for name in ("skills", "grants", "budget"):
-        w.docks[name].setWidget(getattr(w, name))
 
 
 def _delegation(w: MainWindow) -> None:
     from ui.panes.delegation import DelegationPane
 
     w.delegation = DelegationPane(w.session, w.runner)
-    w.docks["delegation"].setWidget(w.delegation)
 
 
 def _controllers(w: MainWindow) -> None:
@@ -110,10 +104,22 @@ STEPS: tuple[Callable[[MainWindow], None], ...] = (
 )
 
 
+#: The docks the steps' panes go into, all in one go (``place``).
+DOCKED = ("traces", "goals", "detail", "context", "skills", "grants", "budget", "delegation")
+
+
 def build(w: MainWindow) -> None:
     """Make every pane at once (the timeline exists)."""
     for step in STEPS:
         step(w)
+
+
+def place(w: MainWindow) -> None:
+    """Put the panes into their docks, right before ``catch_up`` (same loop turn): a pane
+    is never painted before it knows the store and the trace (it would say "No store
+    open", "No goals recorded" meanwhile)."""
+    for name in DOCKED:
+        w.docks[name].setWidget(getattr(w, name))
 
 
 def catch_up(w: MainWindow) -> None:

@@ -29,6 +29,7 @@ from tests.ui.conftest import open_window, settle
 from ui.main_window import PANES_LABEL, MainWindow
 from ui.panes.traces import TRACE_ID_ROLE
 from ui.settings import AppSettings
+from ui.window_panes import DOCKED, STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -178,12 +179,25 @@ def test_the_panes_fill_in_after_the_rows_as_a_window_built_at_once(
     qtbot.addWidget(win)
     said: list[str] = []
     win.runner.progress.connect(lambda label, _v: said.append(win.busy_label.text()))
+    docks_at_steps: list[set[str]] = []
+    step = win._pane_step
+
+    def noting(i: int) -> None:  # what the docks show as each step starts
+        docks = [win.docks[name].widget() for name in DOCKED]
+        docks_at_steps.append({getattr(d, "text", str)() for d in docks})
+        step(i)
+
+    win._pane_step = noting  # type: ignore[method-assign]
     win.resize(1600, 1000)
     win.open_store(sample_path)
     win.show()
     qtbot.waitUntil(win.is_settled, timeout=30_000)
     settle(qtbot, win)
     assert any(PANES_LABEL in text for text in said), said
+    assert len(docks_at_steps) == len(STEPS) + 1, "one pane per turn of the loop"
+    assert all(texts == {"Loading…"} for texts in docks_at_steps), (
+        "no pane is shown before it knows the store and the trace"
+    )
     assert all(not hasattr(d.widget(), "text") for d in win.docks.values()), "no dock loading"
     view = win.timeline.view
     selected = view.visualRect(view.currentIndex())

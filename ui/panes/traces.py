@@ -84,6 +84,7 @@ class TraceBrowser(QWidget):
         self.score_filter.setObjectName("scoreFilter")
         self.score_filter.setToolTip("Show only the eval samples with this score")
         self.score_filter.currentTextChanged.connect(self._score_chosen)
+        self.score_filter.setVisible(False)  # until the list has scores (``_fill_scores``)
         self.sort = QComboBox()
         self.sort.setObjectName("traceSort")
         self.sort.setToolTip("Order of the list (the header sorts by any shown column too)")
@@ -172,6 +173,9 @@ class TraceBrowser(QWidget):
         if store is None or self.runner is None:
             self._show(load_rows(store) if store is not None else [])
             return
+        if not self.model.records:
+            self.shown.setText("Loading the traces…")
+            self.shown.setVisible(True)
         self.runner.submit("Listing traces", lambda _c: load_rows(store), self._show, key=LIST_KEY)
 
     def _show(self, rows: list[TraceSummary | EvalGroup]) -> None:
