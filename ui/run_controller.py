@@ -221,6 +221,7 @@ class RunController(QObject):
                 lambda step: self._stored(here, step),
                 on_error=self._state_failed,
                 key=STATE_KEY,
+                priority=2,  # before the panes' queued reports: the controls wait for it
             )
         else:
             with store.read() as r:

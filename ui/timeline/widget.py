@@ -453,8 +453,9 @@ class TimelineWidget(QWidget):
 
     @property
     def loading(self) -> bool:
-        """Row pages are still on their way (screenshots and tests wait for them)."""
-        return self.model.loading
+        """Row pages (or a message looked up to be selected) are still on their way
+        (screenshots and tests wait for them)."""
+        return self.model.loading or self.pages.busy
 
     def shutdown(self) -> None:
         self.pages.shutdown()
@@ -496,8 +497,9 @@ class TimelineWidget(QWidget):
 
     def find_and_select(self, sequence: int, missing: Callable[[], object]) -> None:
         """Select a message as ``select_sequence`` does, but look one that is not on a page
-        in memory up on the task runner (a click must not read on the UI thread); call
-        ``missing`` when it is not on the shown path."""
+        in memory up off the UI thread (on the row pages' runner: a click must neither read
+        here nor wait behind a long report); call ``missing`` when it is not on the shown
+        path."""
         store, src = self.session.store, self.source
         if store is None or src is None or self.model.cached_path_row(sequence) is not None:
             if not self.select_sequence(sequence):
@@ -508,7 +510,7 @@ class TimelineWidget(QWidget):
             if self.source is src and not self._select_path_row(path_row):
                 missing()
 
-        self.runner.submit(
+        self.pages.submit(  # with the row pages: never queued behind the panes' reports
             "find message",
             reading(store, path_row_of, src.trace_id, sequence, src.segments),
             found,
