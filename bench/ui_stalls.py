@@ -6,7 +6,8 @@ inside ``app.exec()`` (as ``app/gui.py`` starts it, ``paint_first``), so every s
 user would feel is seen. Prints one JSON object: the worst stall per phase (open: process
 start to idle; switch: another trace to idle; select: message clicks to idle), and the
 stalls over 50 ms with what the window was doing. Not a test (timings are the machine's):
-``python -m bench.ui_stalls STORE [--switch TRACE] [--profile FILE]``.
+``python -m bench.ui_stalls STORE [--trace ID] [--switch ID] [--why] [--shots DIR]
+[--profile FILE]`` (docs/bench.md, "UI-thread stalls after open (hpanes)").
 """
 
 from __future__ import annotations

@@ -224,6 +224,7 @@ class GoalPane(QWidget):
         self._as_of = None
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
+            self._trace = None
             self.empty.setText(EMPTY_TEXT)
             self._show([])
             return

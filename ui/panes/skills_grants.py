@@ -122,6 +122,7 @@ class RecordsLoader:
     def reload(self) -> None:
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
+            self._trace = None
             self._show(Records([], []))
             return
         if trace_id != self._trace:  # not the last trace's rows meanwhile
