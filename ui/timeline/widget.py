@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -35,6 +35,7 @@ from core.inspector.timeline import TimelineRow
 from core.records import MESSAGE_KINDS, ROLES
 from core.store import Store
 from core.store.paths import Segment
+from core.store.reader import Reader
 from ui.elided import ElidedLabel
 from ui.session import Session
 from ui.tasks import TaskRunner, reading
@@ -70,6 +71,11 @@ def load_path(store: Store, trace_id: str, head: int | None) -> PathSource:
         page_no = (length - 1) // PAGE_SIZE
         last = (page_no, fetch_page(store, trace_id, segs, fork_badges(found), page_no))
     return PathSource(trace_id, head, segs, placed, detached, found, last)
+
+
+def path_row_of(r: Reader, trace_id: str, sequence: int, segments: list[Segment]) -> int | None:
+    """Where message ``sequence`` is on the path of ``segments`` (``None``: not on it)."""
+    return r.path_rows(trace_id, [sequence], segments).get(sequence)
 
 
 class TimelineWidget(QWidget):
@@ -451,8 +457,9 @@ class TimelineWidget(QWidget):
 
     @property
     def loading(self) -> bool:
-        """Row pages are still on their way (screenshots and tests wait for them)."""
-        return self.model.loading
+        """Row pages (or a message looked up to be selected) are still on their way
+        (screenshots and tests wait for them)."""
+        return self.model.loading or self.pages.busy
 
     def shutdown(self) -> None:
         self.pages.shutdown()
@@ -490,6 +497,32 @@ class TimelineWidget(QWidget):
         if path_row is None:  # not on a page in memory: one indexed lookup
             with store.read() as r:
                 path_row = r.path_rows(src.trace_id, [sequence], src.segments).get(sequence)
+        return self._select_path_row(path_row)
+
+    def find_and_select(self, sequence: int, missing: Callable[[], object]) -> None:
+        """Select a message as ``select_sequence`` does, but look one that is not on a page
+        in memory up off the UI thread (on the row pages' runner: a click must neither read
+        here nor wait behind a long report); call ``missing`` when it is not on the shown
+        path."""
+        store, src = self.session.store, self.source
+        if store is None or src is None or self.model.cached_path_row(sequence) is not None:
+            if not self.select_sequence(sequence):
+                missing()
+            return
+
+        def found(path_row: int | None) -> None:
+            if self.source is src and not self._select_path_row(path_row):
+                missing()
+
+        self.pages.submit(  # with the row pages: never queued behind the panes' reports
+            "find message",
+            reading(store, path_row_of, src.trace_id, sequence, src.segments),
+            found,
+            key="find-message",
+            priority=1,
+        )
+
+    def _select_path_row(self, path_row: int | None) -> bool:
         if path_row is None:
             return False
         view_row = self.model.view_row_of(path_row)
@@ -604,7 +637,20 @@ class TimelineWidget(QWidget):
 
 class TimelineTable(QTableView):
     """Home and End go to the first and last row (a table's default moves between
-    columns, and the timeline has one); Page Up/Page Down keep the table's paging."""
+    columns, and the timeline has one); Page Up/Page Down keep the table's paging. The
+    selected row stays on screen when the list gets shorter (the panes built after the
+    rows add the scrubber under it and size the docks around it)."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)  # the viewport has its new size already
+        current = self.currentIndex()
+        shrunk = event.size().height() - event.oldSize().height()
+        if not current.isValid() or event.oldSize().height() < 0 or shrunk >= 0:
+            return
+        rect = self.visualRect(current)
+        was_shown = rect.top() >= 0 and rect.bottom() <= self.viewport().height() - shrunk
+        if was_shown and rect.bottom() > self.viewport().height():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def moveCursor(
         self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
