@@ -40,6 +40,9 @@ class ContextHashes:
     AHEAD = 128
     KEEP = 1024
     """Messages held for rendering (bounded: a long trace's messages are not all kept)."""
+    KEEP_BYTES = 8_000_000
+    """Rendered bytes held at most (long tool outputs: ``KEEP`` of them could be hundreds
+    of MB; the fresh messages are bounded in characters too, ``FreshMessages.MAX_CHARS``)."""
 
     def __init__(
         self,
@@ -61,6 +64,8 @@ class ContextHashes:
         """The rendered bytes of plain items (a message shown as stored) by sequence: a
         lane that starts over (a compaction, a subagent's own branch) renders the same
         messages again; a third of the bench session's renders were such repeats."""
+        self._plain_size = 0
+        """Bytes held in ``_plain``."""
 
     def digest(self, lane: str, items: tuple[ContextItem, ...]) -> str:
         state = self._lanes.get(lane)
@@ -85,8 +90,9 @@ class ContextHashes:
     def _render(self, items: tuple[ContextItem, ...]) -> list[bytes]:
         if len(self._msgs) > self.KEEP:
             self._msgs.clear()
-        if len(self._plain) > self.KEEP:
+        if len(self._plain) > self.KEEP or self._plain_size > self.KEEP_BYTES:
             self._plain.clear()
+            self._plain_size = 0
         msgs, fresh, plain_bytes = self._msgs, self.fresh or {}, self._plain
         missing = []
         wanted = {
@@ -117,6 +123,7 @@ class ContextHashes:
             text = plain_canonical_bytes(value) if plain else canonical_bytes(value)
             if shown_as_stored and item.sequence is not None:
                 plain_bytes[item.sequence] = text
+                self._plain_size += len(text)
             out.append(text)
         return out
 

@@ -60,3 +60,28 @@ def test_quick_init_keeps_the_dataclass_signature_and_defaults(cls: type) -> Non
         cls()
     with pytest.raises(TypeError):
         cls(**values, not_a_field=1)
+
+
+def test_the_rendered_cache_is_bounded_in_bytes_not_only_in_entries(tmp_path: Path) -> None:
+    """Large messages (long tool outputs) fill the rendered-bytes cache long before its
+    ``KEEP`` entries: it holds at most ``KEEP_BYTES`` (and what one call adds), as the
+    fresh messages are bounded in characters (``FreshMessages.MAX_CHARS``)."""
+    size, n = 1 << 16, 200  # 13 MB of content, far fewer than KEEP messages
+    with Store.open(tmp_path / "s.db") as s:
+        with s.write() as w:
+            tid = w.create_trace("t").id
+            w.append(
+                tid,
+                [NewMessage("tool", f"{i:06d}" + "x" * size, token_count=1) for i in range(n)],
+                parent=None,
+            )
+        items = tuple(ContextItem(i) for i in range(n))
+        with s.read() as r:
+            hashes = ContextHashes(r, tid)
+            held = 0
+            for k in range(1, n + 1):
+                hashes.digest("a", items[:k])
+                held = max(held, sum(map(len, hashes._plain.values())))
+            assert hashes.digest("b", items) == request_sha256(resolve(r, tid, items).openai())
+    assert n < ContextHashes.KEEP
+    assert held <= ContextHashes.KEEP_BYTES + 2 * size
