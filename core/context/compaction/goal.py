@@ -349,7 +349,6 @@ def _marker_facts(
     lines = fold.markers.get(key)
     if lines is None:
         facts = FactFold(done_calls=False)
-        for lo, hi in ranges:
-            facts.add(scan.items, scan.messages, lo, hi, scan.msgs)
+        facts.add_spans(scan.items, scan.messages, ranges, scan.msgs)
         lines = fold.markers[key] = render(facts.facts(), done=False)
     return lines
