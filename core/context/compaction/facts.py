@@ -40,6 +40,8 @@ _TRAILING = ".,;:!?'\")]}"
 #: definition; ``_candidates`` finds the same chunks faster.
 _CANDIDATE = re.compile(r"(?<!\S)(?=\S{3})[^\s/:_-]*+[/:_-]\S*")
 _REF_CHAR = re.compile(r"[/:_-]")
+#: Texts ``refs_in`` reads one by one (below this, its passes cost more than they skip).
+_FEW = 8
 
 CONSTRAINT_RE = re.compile(r"^\s*(?:[-*]\s*)?constraint:\s*(.+?)\s*$", re.IGNORECASE | re.M)
 FAILURE_RE = re.compile(
@@ -275,13 +277,20 @@ class FactFold:
         return text
 
 
-def refs_in(texts: Iterable[str]) -> dict[str, None]:
+def refs_in(texts: Sequence[str]) -> dict[str, None]:
     """The refs of ``texts`` in order of first appearance: ``find_refs`` of each text,
     merged, in one pass over all of them. A ref first appears in the first occurrence of
     a text, a line or a chunk holding it, so each is read once, in order (``dict.fromkeys``
     keeps it): repeated texts, then repeated lines (a run's outputs repeat whole lines),
     then repeated chunks are skipped. Joined by newlines (whitespace), the chunks are each
-    text's own; only the distinct chunks are tested for a ref character."""
+    text's own; only the distinct chunks are tested for a ref character. A few texts (a
+    run's appended unit) are read one by one through ``_refs``' memo instead: the passes
+    over lines and chunks pay off only where texts repeat."""
+    if len(texts) <= _FEW:  # a grown context's new items: through the per-text memo
+        few: dict[str, None] = {}
+        for text in texts:
+            few.update(dict.fromkeys(_refs(text)))
+        return few
     keep = [t for t in dict.fromkeys(texts) if "/" in t or "-" in t or "_" in t or ":" in t]
     lines = dict.fromkeys("\n".join(keep).split("\n"))
     chunks = dict.fromkeys("\n".join(lines).split())

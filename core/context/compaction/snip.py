@@ -46,7 +46,7 @@ def snip(
     marks = fold.marks
     if len(items) - len(marks) <= params.max_messages:
         return unchanged("snip", items, f"at most {params.max_messages} messages")
-    head_end = cut_after(items, msgs, params.head_keep)  # the head's last unit stays whole
+    head_end = cut_after(items, msgs, params.head_keep, scan.msgs)  # its last unit stays whole
     tail = min(params.tail_keep, params.max_messages - head_end)
     body_marks = marks[bisect_left(marks, head_end) :]
     excess = len(items) - head_end - len(body_marks) - max(0, tail)
@@ -55,7 +55,7 @@ def snip(
     step = max(1, params.step)
     target = _index_after(head_end, -(-excess // step) * step, body_marks, len(items))
     last = scan.units[-1] if scan.units else None
-    cut = min(cut_after(items, msgs, target), last.start if last is not None else 0)
+    cut = min(cut_after(items, msgs, target, scan.msgs), last.start if last is not None else 0)
     removed, marker = fold.cut(scan, records, head_end, cut, params.max_refs)
     if not removed and not any(
         i.sequence is None and not is_snip_placeholder(i) for i in items[head_end:cut]

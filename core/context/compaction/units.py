@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from core.records import ContextItem, Message
 
 _CALL_ID = attrgetter("id")
+
+
+class _Resolved(Protocol):
+    """The message of each item by index: a scan's list, or a ``_Lookup``."""
+
+    def __getitem__(self, k: int, /) -> Message | None: ...
 
 
 class Unit(NamedTuple):
@@ -64,15 +70,21 @@ def split_from(
     return out
 
 
-def cut_after(items: Sequence[ContextItem], messages: Mapping[int, Message], index: int) -> int:
+def cut_after(
+    items: Sequence[ContextItem],
+    messages: Mapping[int, Message],
+    index: int,
+    resolved: Sequence[Message | None] | None = None,
+) -> int:
     """The nearest safe cut at or after ``index``: a cut inside a unit moves past its end,
     so the call leaves together with all of its results. Found without splitting the
     whole context: a result is inside a unit only if the nearest message before the
-    results around it called it, so the search is local."""
+    results around it called it, so the search is local. ``resolved``: the messages of
+    ``items`` as a scan looked them up (else they are looked up as the search reads them)."""
     n = len(items)
     if index >= n:
         return n
-    at = _Lookup(items, messages)
+    at = resolved if resolved is not None else _Lookup(items, messages)
     if index <= 0 or not _is_result(items[index], at[index]):
         return max(index, 0)
     _, unit = _unit_before(items, at, index - 1)
@@ -80,7 +92,7 @@ def cut_after(items: Sequence[ContextItem], messages: Mapping[int, Message], ind
 
 
 class _Lookup:
-    """``resolved`` for a local search: the message of ``items[k]``, looked up when read."""
+    """``resolved`` for a search without a scan: the message of ``items[k]`` when read."""
 
     __slots__ = ("get", "items")
 
@@ -96,16 +108,16 @@ class _Lookup:
 
 
 def _unit_before(
-    items: Sequence[ContextItem], at: _Lookup, k: int
+    items: Sequence[ContextItem], resolved: _Resolved, k: int
 ) -> tuple[int, tuple[int, int, bool] | None]:
     """Walking back from ``k`` over tool results: the index of the message before them and,
     when it makes tool calls, its unit's end, calls and pending flag (``_answered``)."""
-    while k > 0 and _is_result(items[k], at[k]):
+    while k > 0 and _is_result(items[k], resolved[k]):
         k -= 1
-    msg = at[k]
+    msg = resolved[k]
     if msg is None or not msg.tool_calls or (items[k].role or msg.role) != "assistant":
         return k, None
-    return k, _answered(items, at, k, msg)
+    return k, _answered(items, resolved, k, msg)
 
 
 def _is_result(item: ContextItem, res: Message | None) -> bool:
@@ -113,7 +125,7 @@ def _is_result(item: ContextItem, res: Message | None) -> bool:
 
 
 def _answered(
-    items: Sequence[ContextItem], resolved: Sequence[Message | None], i: int, msg: Message
+    items: Sequence[ContextItem], resolved: _Resolved, i: int, msg: Message
 ) -> tuple[int, int, bool]:
     """End of the unit led by ``items[i]`` (calling ``msg``'s tools), its number of
     calls, and whether some call has no result in it."""
@@ -134,8 +146,9 @@ def _answered(
         res = resolved[j]
         if res is None or res.role != "tool" or items[j].role not in (None, "tool"):
             break
-        if res.tool_call_id not in ids:
+        call_id = res.tool_call_id
+        if call_id is None or call_id not in ids:
             break
-        answered.add(res.tool_call_id)
+        answered.add(call_id)
         j += 1
     return j, len(ids), answered != ids
