@@ -280,20 +280,18 @@ class FactFold:
 def refs_in(texts: Sequence[str]) -> dict[str, None]:
     """The refs of ``texts`` in order of first appearance: ``find_refs`` of each text,
     merged, in one pass over all of them. A ref first appears in the first occurrence of
-    a text, a line or a chunk holding it, so each is read once, in order (``dict.fromkeys``
-    keeps it): repeated texts, then repeated lines (a run's outputs repeat whole lines),
-    then repeated chunks are skipped. Joined by newlines (whitespace), the chunks are each
-    text's own; only the distinct chunks are tested for a ref character. A few texts (a
-    run's appended unit) are read one by one through ``_refs``' memo instead: the passes
-    over lines and chunks pay off only where texts repeat."""
+    a text or a chunk holding it, so each is read once, in order (``dict.fromkeys`` keeps
+    it): repeated texts are skipped, the rest joined by newlines (whitespace, so the chunks
+    are each text's own) and split once, and only the distinct chunks are tested for a ref
+    character. A few texts (a run's appended unit) are read one by one through ``_refs``'
+    memo instead: the passes pay off only where texts and chunks repeat."""
     if len(texts) <= _FEW:  # a grown context's new items: through the per-text memo
         few: dict[str, None] = {}
         for text in texts:
             few.update(dict.fromkeys(_refs(text)))
         return few
     keep = [t for t in dict.fromkeys(texts) if "/" in t or "-" in t or "_" in t or ":" in t]
-    lines = dict.fromkeys("\n".join(keep).split("\n"))
-    chunks = dict.fromkeys("\n".join(lines).split())
+    chunks = dict.fromkeys("\n".join(keep).split())
     out: dict[str, None] = {}
     for chunk in filter(_REF_CHAR.search, filterfalse(str.isalnum, chunks)):
         if len(chunk) > 2:
