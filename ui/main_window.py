@@ -90,6 +90,8 @@ LAYOUT_VERSION = 1
 #: never come (the load failed: the error is shown).
 ROWS_WAIT_MS = 3000
 BUSY_TIP = "Pause the run first (F6)"
+PANES_LABEL = "loading the panes"
+READING_TIP = "Reading where this trace's run stands…"
 
 
 class MainWindow(QMainWindow):
@@ -138,6 +140,9 @@ class MainWindow(QMainWindow):
         """Opens the store once the first rows, read without it, are painted."""
         self._closed = False
         """Closed before a stage of the start ran: it no longer does."""
+        self._paint_first = paint_first
+        self._building = False
+        """The panes are being built (``paint_first``: over several loop turns)."""
         self._opening_url: int | None = None
         self.setAcceptDrops(True)
         self._build_frame()
@@ -230,11 +235,50 @@ class MainWindow(QMainWindow):
                 self._held.append(entry.action)
 
     def _build_panes(self) -> None:
-        if self.ready or self._closed:
+        """Every pane but the timeline. ``paint_first``: off the UI thread what can be
+        (``ui/preload.py``: the modules the panes read with), then one pane per turn of the
+        event loop (``ui/window_panes.py:STEPS``), so the window answers input meanwhile
+        (the docks say "Loading…", the status bar what is loading)."""
+        if self.ready or self._closed or self._building:
             return
-        from ui.window_panes import build, catch_up
+        self._building = True
+        if not self._paint_first:
+            from ui.window_panes import build
 
-        build(self)
+            build(self)
+            self._panes_built()
+            return
+        from ui.preload import preload
+
+        self.runner.submit(
+            PANES_LABEL,
+            lambda c: preload("ui.window_panes", c.report),
+            lambda _n: self._pane_step(0),
+            on_error=lambda _exc: self._pane_step(0),  # the step's import shows the error
+            drain=True,  # Cancel (Esc) must not leave the window without its panes
+            priority=2,
+        )
+
+    def _pane_step(self, i: int) -> None:
+        if self._closed:
+            return
+        from ui.window_panes import STEPS
+
+        if i == len(STEPS):
+            self._panes_built()
+            return
+        STEPS[i](self)
+        QTimer.singleShot(0, self, lambda: self._pane_step(i + 1))
+
+    def _panes_built(self) -> None:
+        from ui.window_panes import catch_up, place
+
+        if self._paint_first:  # the app's start is over
+            from ui.preload import freeze_after_start
+
+            freeze_after_start()
+
+        place(self)
         self._connect()
         catch_up(self)
         for action in self._held:
@@ -425,7 +469,9 @@ class MainWindow(QMainWindow):
         self._opening_url = job
 
     def open_trace(self, trace_id: str) -> None:
-        self.session.select_trace(trace_id)
+        """Show a trace picked in a pane: its record comes from the trace list (read off
+        the UI thread), so opening it reads nothing here."""
+        self.session.select_trace(trace_id, self.traces.record(trace_id))
 
     def reload(self) -> None:
         store = self.session.store
@@ -502,7 +548,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def _title(self) -> None:
-        trace = self.session.trace()
+        trace = self.session.current()
         store = self.session.store
         parts = ["ctxlens"]
         if trace is not None:
@@ -513,11 +559,16 @@ class MainWindow(QMainWindow):
 
     # -- selection ------------------------------------------------------------------------
     def select_message(self, sequence: int) -> None:
-        if not self.timeline.select_sequence(sequence):
+        """A message picked in a pane (a link, a context row): selected in the timeline,
+        looked up off the UI thread when its rows are not in memory."""
+
+        def missing() -> None:
             self.statusBar().showMessage(
                 f"#{sequence} is not on the shown path (try Show branches)", 5000
             )
             self.detail.show_message(sequence)
+
+        self.timeline.find_and_select(sequence, missing)
 
     def _band_selected(self, band: Band) -> None:
         self.statusBar().showMessage(f"Compaction boundary: {band.text}", 8000)
@@ -613,6 +664,12 @@ class MainWindow(QMainWindow):
         reg["run.rewind"].setToolTip(REWIND_TIP if status.idle else BUSY_TIP)
         self.run_label.setText(status.line)
         self.run_label.setToolTip(status.why)
+        if self.live.reading_state:  # a trace just opened: its phase is on its way
+            for name in ("run.run", "run.step"):
+                reg[name].setEnabled(False)
+                reg[name].setToolTip(READING_TIP)
+            self.run_label.setText("Run: reading the trace's state…")
+            self.run_label.setToolTip(READING_TIP)
 
     def _run_activity(self, text: str) -> None:
         if self.live.busy in ("step", "run"):

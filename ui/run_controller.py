@@ -41,6 +41,7 @@ from core.run.state import Phase
 from core.run.status import FINISHED_TIP as FINISHED_TIP
 from core.run.status import Busy, RunState, RunStatus, run_status
 from ui.session import Session
+from ui.tasks import TaskRunner, reading
 
 if TYPE_CHECKING:
     from core.run.runner import Runner
@@ -56,6 +57,7 @@ def _call_cancelled() -> type[BaseException]:
 
 
 REFRESH_MS = 100
+STATE_KEY = "run-state"
 
 
 class RunError(CtxlensError):
@@ -73,9 +75,15 @@ class RunController(QObject):
     """A short line about what the run is doing now."""
     failed = Signal(object)
 
-    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+    def __init__(
+        self, session: Session, parent: QObject | None = None, tasks: TaskRunner | None = None
+    ) -> None:
+        """With ``tasks`` the phase of a trace just opened is read off the UI thread."""
         super().__init__(parent)
         self.session = session
+        self.tasks = tasks
+        self._state_job: int | None = None
+        """The task reading a just-opened trace's phase (``tasks``)."""
         self.support: LiveSupport | None = None
         self.phase = Phase.IDLE
         self.next_text = ""
@@ -138,6 +146,12 @@ class RunController(QObject):
         """No task in flight and no refresh pending (tests, screenshots)."""
         return not self._tasks and not self._refresh.isActive()
 
+    @property
+    def reading_state(self) -> bool:
+        """The phase of the trace just opened is still being read (Run and Step wait)."""
+        job = self._state_job
+        return job is not None and self.tasks is not None and self.tasks.running(job)
+
     def status(self) -> RunStatus:
         """What the Run controls say now (``core/run/status.py:run_status``)."""
         trace_id = self.session.trace_id
@@ -182,23 +196,47 @@ class RunController(QObject):
             self.activity.emit("the run stopped: its trace is no longer the one shown")
         self._drop_runner()  # another trace or store, or the head moved from outside
         self.last_stop = ""
-        self._read_state()
+        self._read_state(off_thread=True)
 
-    def _read_state(self) -> None:
-        """Runnability and the phase of the session's trace, from the store (or the runner)."""
-        trace = self.session.trace()
+    def _read_state(self, off_thread: bool = False) -> None:
+        """Runnability and the phase of the session's trace, from the store (or the runner);
+        ``off_thread`` (a trace opened): the phase is read on the task runner, if any."""
+        trace = self.session.current()
         env = self._endpoints.get(trace.id, (None, ""))[0] if trace is not None else None
         self.support = live_support(trace, env) if trace is not None else None
         self._source = trace.source if trace is not None else "these"
+        store = self.session.store
+        if self.tasks is not None:
+            self.tasks.cancel(STATE_KEY)
         if self._runner is not None:
             self.phase, self.next_text = self._runner.phase, next_step_text(self._runner)
-        elif trace is not None and self.support is not None and self.support.runnable:
-            assert self.session.store is not None
-            with self.session.store.read() as r:
-                self.phase, self.next_text = stored_step(r, trace.id)
-        else:
+        elif trace is None or store is None or self.support is None or not self.support.runnable:
             self.phase, self.next_text = Phase.IDLE, ""
+        elif off_thread and self.tasks is not None:
+            self.phase, self.next_text = Phase.IDLE, ""
+            here = self._here()
+            self._state_job = self.tasks.submit(
+                "read the run's phase",
+                reading(store, stored_step, trace.id),
+                lambda step: self._stored(here, step),
+                on_error=self._state_failed,
+                key=STATE_KEY,
+                priority=2,  # before the panes' queued reports: the controls wait for it
+            )
+        else:
+            with store.read() as r:
+                self.phase, self.next_text = stored_step(r, trace.id)
         self.changed.emit()
+
+    def _state_failed(self, exc: BaseException) -> None:
+        self.failed.emit(exc)
+        self.changed.emit()  # no longer reading: the controls say what they can
+
+    def _stored(self, here: tuple[int, str] | None, step: tuple[Phase, str]) -> None:
+        """The phase read for a trace just opened (unless a runner opened meanwhile)."""
+        if self._runner is None and here == self._here():
+            self.phase, self.next_text = step
+            self.changed.emit()
 
     # -- slots ------------------------------------------------------------------------------
     def step(self) -> bool:

@@ -1,68 +1,137 @@
 """The main window's panes and controllers but the timeline, built after its rows are
-painted (issues 17, 20).
+painted (issues 17, 20), one pane at a time.
 
-Importing this module loads what the panes read with (the inspector's reports, the
-runtime, the live sources, Pygments): most of a cold start, which the trace's rows no
-longer wait for (``ui/window_timeline.py`` builds the timeline first). The docks they go
-into exist already (``ui/window_layout.py:DOCKS``, shown as "Loading…").
+What the panes read with (the inspector's reports, the runtime, the live sources,
+Pygments) is most of a cold start; the trace's rows do not wait for it
+(``ui/window_timeline.py`` builds the timeline first). After the rows, ``ui/preload.py``
+loads those modules on a worker thread; then each step of ``STEPS`` builds one pane (its
+``ui`` module imported there) in a turn of the event loop of its own, so the window keeps
+answering input meanwhile. The docks say "Loading…" (``ui/window_layout.py:DOCKS``) until
+every pane is made; ``place`` then puts them in, and ``catch_up`` tells them what they
+missed. ``build`` runs every step at once (tests, scripts).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
-
-from ui import live as live_ui
-from ui.dialogs.imports import Importer
-from ui.export import TraceExporter
-from ui.panes.budget import BudgetPane
-from ui.panes.context import ContextPane
-from ui.panes.delegation import DelegationPane
-from ui.panes.detail import MessageDetailPane
-from ui.panes.goals import GoalPane
-from ui.panes.skills_grants import GrantsPane, RecordsLoader, SkillsPane
-from ui.panes.traces import TraceBrowser
-from ui.replay.install import install as install_replay
-from ui.run_controller import RunController
-from ui.search import install as search_ui
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
 
 
-def build(w: MainWindow) -> None:
-    """Make the panes (the timeline exists), put each into its dock, then install what
-    builds on them."""
-    s, r = w.session, w.runner
-    w.traces = TraceBrowser(s, w.settings, r)
-    w.goals = GoalPane(s, r)
-    w.detail = MessageDetailPane(s, r)
-    w.context = ContextPane(s, r)
+def _traces(w: MainWindow) -> None:
+    from ui.panes.traces import TraceBrowser
+
+    w.traces = TraceBrowser(w.session, w.settings, w.runner)
+
+
+def _goals(w: MainWindow) -> None:
+    from ui.panes.goals import GoalPane
+
+    w.goals = GoalPane(w.session, w.runner)
+
+
+def _detail(w: MainWindow) -> None:
+    from ui.panes.detail import MessageDetailPane
+
+    w.detail = MessageDetailPane(w.session, w.runner)
+
+
+def _context(w: MainWindow) -> None:
+    from ui.panes.context import ContextPane
+
+    w.context = ContextPane(w.session, w.runner)
+
+
+def _records(w: MainWindow) -> None:
+    from ui.panes.budget import BudgetPane
+    from ui.panes.skills_grants import GrantsPane, RecordsLoader, SkillsPane
+
     w.skills = SkillsPane()
     w.grants = GrantsPane()
     w.budget = BudgetPane()
-    w.delegation = DelegationPane(s, r)
-    w.records = RecordsLoader(s, r, w.skills, w.grants)
-    for name in ("traces", "goals", "detail", "context", "skills", "grants", "budget",
-                 "delegation"):  # fmt: skip
+    w.records = RecordsLoader(w.session, w.runner, w.skills, w.grants)
+
+
+def _delegation(w: MainWindow) -> None:
+    from ui.panes.delegation import DelegationPane
+
+    w.delegation = DelegationPane(w.session, w.runner)
+
+
+def _controllers(w: MainWindow) -> None:
+    from ui.dialogs.imports import Importer
+    from ui.export import TraceExporter
+    from ui.run_controller import RunController
+
+    w.live = RunController(w.session, w, w.runner)
+    w.importer = Importer(w.session, w.runner, w)
+    w.exporter = TraceExporter(w, w.session, w.runner)
+
+
+def _replay(w: MainWindow) -> None:
+    from ui.replay.install import install
+
+    w.replay = install(w)  # playback scrubber, Re-run with…, Compare (#9)
+
+
+def _search(w: MainWindow) -> None:
+    from ui.search.install import install
+
+    w.search_all = install(w)  # Search all traces… (#21)
+
+
+def _sources(w: MainWindow) -> None:
+    from ui.live import install
+
+    w.sources = install(w)  # Sources pane, live traces followed (#16)
+
+
+#: In this order: the panes first (the visible ones before the tabbed-away ones), then
+#: what builds on them.
+STEPS: tuple[Callable[[MainWindow], None], ...] = (
+    _traces,
+    _detail,
+    _context,
+    _goals,
+    _records,
+    _delegation,
+    _controllers,
+    _replay,
+    _search,
+    _sources,
+)
+
+
+#: The docks the steps' panes go into, all in one go (``place``).
+DOCKED = ("traces", "goals", "detail", "context", "skills", "grants", "budget", "delegation")
+
+
+def build(w: MainWindow) -> None:
+    """Make every pane at once (the timeline exists)."""
+    for step in STEPS:
+        step(w)
+
+
+def place(w: MainWindow) -> None:
+    """Put the panes into their docks, right before ``catch_up`` (same loop turn): a pane
+    is never painted before it knows the store and the trace (it would say "No store
+    open", "No goals recorded" meanwhile)."""
+    for name in DOCKED:
         w.docks[name].setWidget(getattr(w, name))
-    w.live = RunController(s, w)
-    w.importer = Importer(s, r, w)
-    w.exporter = TraceExporter(w, s, r)
-    w.replay = install_replay(w)  # playback scrubber, Re-run with…, Compare (#9)
-    w.search_all = search_ui.install(w)  # Search all traces… (#21)
-    w.sources = live_ui.install(w)  # Sources pane, live traces followed (#16)
 
 
 def catch_up(w: MainWindow) -> None:
-    """Tell the panes what happened before they existed: the store was opened (the trace
-    list, the run controls and the live sources read it), the main path was loaded (the
-    goals, context, records and delegation panes and the scrubber load theirs) and a
-    message was selected (the detail pane shows it)."""
+    """Tell the panes what happened before they existed: a message was selected (the
+    detail pane shows it), the store was opened (the trace list, the run controls and the
+    live sources read it) and the main path was loaded (the goals, context, records and
+    delegation panes and the scrubber load theirs)."""
+    selected = w.timeline.selected_sequence()
+    if selected is not None:  # first: its read is short, the others' can take seconds
+        w.detail.show_message(selected)
     if w.session.store is not None:
         w.session.store_changed.emit()
     source = w.timeline.source
     if source is not None and source.head is None:
         w.timeline.main_path_loaded.emit()
-    selected = w.timeline.selected_sequence()
-    if selected is not None:
-        w.detail.show_message(selected)

@@ -6,8 +6,9 @@ Everything heavy is imported when a run opens, so registering costs nothing at s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.delegation import rerun as delegation_rerun
@@ -50,26 +51,6 @@ def demo_kit(metadata: Mapping[str, Any], ticks: int) -> RerunKit:
     return RerunKit(demo_toolset(world), demo_clock(ticks), make_model(world))
 
 
-def _open_run(
-    store: Store, trace_id: str, events: EventBus | None
-) -> AbstractAsyncContextManager[Runner]:
-    from core.demo.scenario import open_demo_run
-
-    return open_demo_run(store, trace_id, events)
-
-
-async def _drive(runner: Runner) -> None:
-    from core.demo.scenario import drive
-
-    await drive(runner)
-
-
-def _user(runner: Runner) -> None:
-    from core.demo.scenario import constrain_after
-
-    constrain_after(runner)
-
-
 def delegation_kit(_metadata: Mapping[str, Any], ticks: int) -> RerunKit:
     """The delegation demo's workspace tool, clock and scripted model (it decides from its
     context alone, so it answers a replay's children and validator too)."""
@@ -80,60 +61,58 @@ def delegation_kit(_metadata: Mapping[str, Any], ticks: int) -> RerunKit:
     return RerunKit(Toolset(workspace_tools()), demo_clock(ticks), delegation_model())
 
 
-def _open_delegation(
-    store: Store, trace_id: str, events: EventBus | None
-) -> AbstractAsyncContextManager[Runner]:
-    from core.demo.delegation import open_delegation_run
+@dataclass(frozen=True)
+class _Script:
+    """A demo's run functions and task, from a module that loads the runtime."""
 
-    return open_delegation_run(store, trace_id, events)
-
-
-async def _drive_delegation(runner: Runner) -> None:
-    from core.demo.delegation import drive
-
-    await drive(runner)
+    open_run: Callable[[Store, str, EventBus | None], AbstractAsyncContextManager[Runner]]
+    drive: Callable[[Runner], Awaitable[None]]
+    user: Callable[[Runner], None]
+    task: str
 
 
-def _delegation_user(runner: Runner) -> None:
-    from core.demo.delegation import drop_probe_after
+def _demo_script() -> _Script:
+    from core.demo.scenario import TASK, constrain_after, drive, open_demo_run
 
-    drop_probe_after(runner)
-
-
-def _task() -> str:
-    from core.demo.scenario import TASK
-
-    return TASK
+    return _Script(open_demo_run, drive, constrain_after, TASK)
 
 
-def _delegation_task() -> str:
-    from core.demo.delegation import TASK
+def _delegation_script() -> _Script:
+    from core.demo.delegation import TASK, drive, drop_probe_after, open_delegation_run
 
-    return TASK
+    return _Script(open_delegation_run, drive, drop_probe_after, TASK)
+
+
+def _rerunner(
+    key: str,
+    detail: str,
+    kit: Callable[[Mapping[str, Any], int], RerunKit],
+    script: Callable[[], _Script],
+) -> Rerunner:
+    """A re-runner whose run functions are imported (``script``) only when they are
+    called, so registering loads nothing."""
+    return Rerunner(
+        key=key,
+        detail=detail,
+        kit=kit,
+        open_run=lambda store, trace_id, events: script().open_run(store, trace_id, events),
+        drive=lambda runner: script().drive(runner),
+        user=lambda runner: script().user(runner),
+        task=lambda: script().task,
+    )
 
 
 def register() -> None:
     register_rerunner(
-        Rerunner(
-            key="demo",
-            detail="the demo's scripted model, served on 127.0.0.1",
-            kit=demo_kit,
-            open_run=_open_run,
-            drive=_drive,
-            user=_user,
-            task=_task,
-        )
+        _rerunner("demo", "the demo's scripted model, served on 127.0.0.1", demo_kit, _demo_script)
     )
     register_toolset(DEMO_TOOLS, demo_toolset)
     register_rerunner(
-        Rerunner(
-            key=DELEGATION_DEMO,
-            detail="the delegation demo's scripted model, served on 127.0.0.1",
-            kit=delegation_kit,
-            open_run=_open_delegation,
-            drive=_drive_delegation,
-            user=_delegation_user,
-            task=_delegation_task,
+        _rerunner(
+            DELEGATION_DEMO,
+            "the delegation demo's scripted model, served on 127.0.0.1",
+            delegation_kit,
+            _delegation_script,
         )
     )
     delegation_rerun.register()

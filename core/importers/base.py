@@ -29,6 +29,11 @@ from core.store.writer import Writer
 
 Progress = Callable[[int, int], None]
 
+PendingReply = tuple[int | None, int | None, Any, str, float]
+"""``(head, reply, usage, model, when)``: a model response an importer keeps while it reads
+and records as a call at the end (``TraceBuilder.reply_calls``); ``reply`` is ``None``
+when the source logged no output for it."""
+
 
 @dataclass(frozen=True)
 class ImportResult:
@@ -213,7 +218,9 @@ class TraceBuilder:
         self._warnings_from = len(ctx.warnings)
         self._dated = created_at is not None
         self._span_known = span is not None
-        self._span: tuple[float, float] | None = None
+        self._span: list[float] | None = None
+        """``[earliest, latest]``, moved in place (times come mostly in order: one
+        comparison per message, no new pair)."""
         self._created_at = created_at
         """Earliest and latest time the source recorded (messages, calls): the trace's
         start and duration, where the source dates anything."""
@@ -528,13 +535,18 @@ class TraceBuilder:
 
     def _saw_time(self, when: float) -> None:
         span = self._span
-        self._span = (when, when) if span is None else (min(span[0], when), max(span[1], when))
+        if span is None:
+            self._span = [when, when]
+        elif when > span[1]:
+            span[1] = when
+        elif when < span[0]:
+            span[0] = when
 
     def _record_span(self) -> None:
         """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
         importer gave no date starts at its first recorded time, not at the import."""
         if self._span is None and self._created_at is not None and not self._span_known:
-            self._span = (self._created_at, self._created_at)  # only the file's own date
+            self._span = [self._created_at, self._created_at]  # only the file's own date
         if self._span is None or self._span_known:  # (an eval's ``created``): the start
             return
         start, end = self._span
@@ -551,16 +563,21 @@ class TraceBuilder:
     amount (a 24 MB synthetic session: ~10^8 entries). Beyond it no reply is recorded as a
     call and the playback derives the calls from the assistant messages, as before."""
 
-    def replies_fit(self, heads: Sequence[int | None]) -> bool:
-        """Whether calls at these heads can be recorded with their contexts (else a warning)."""
-        return self.calls_fit(len(heads), sum(self.context_entries(h) for h in heads))
+    def reply_calls(self, replies: Sequence[PendingReply]) -> None:
+        """Each reply as a call (``reply_call``), in order, if their contexts fit together
+        (else a warning and none)."""
+        heads = [r[0] for r in replies]
+        if not self.calls_fit(len(heads), sum(self.context_entries(h) for h in heads)):
+            return
+        for head, reply, usage, model, when in replies:
+            self.reply_call(head, reply, usage=usage, model=model, created_at=when)
 
     def context_entries(self, head: int | None) -> int:
-        """Path entries of the rebuilt context of a call at ``head`` (``replies_fit``'s sum)."""
+        """Path entries of the rebuilt context of a call at ``head`` (``reply_calls``' sum)."""
         return 0 if head is None else self.paths.depth[head] + 1
 
     def calls_fit(self, calls: int, entries: int) -> bool:
-        """``replies_fit`` from running totals (an importer that stops keeping its replies
+        """``reply_calls``' test from running totals (an importer that stops keeping its replies
         once they cannot fit, so memory stays constant in the file size)."""
         if entries <= self.REPLY_CONTEXT_LIMIT:
             return True

@@ -40,6 +40,9 @@ class ContextHashes:
     AHEAD = 128
     KEEP = 1024
     """Messages held for rendering (bounded: a long trace's messages are not all kept)."""
+    KEEP_BYTES = 8_000_000
+    """Rendered bytes held at most (long tool outputs: ``KEEP`` of them could be hundreds
+    of MB; the fresh messages are bounded in characters too, ``FreshMessages.MAX_CHARS``)."""
 
     def __init__(
         self,
@@ -57,6 +60,12 @@ class ContextHashes:
         memory, not read back."""
         self._lanes: dict[str, _Lane] = {}
         self._msgs: dict[int, Message] = {}
+        self._plain: dict[int, bytes] = {}
+        """The rendered bytes of plain items (a message shown as stored) by sequence: a
+        lane that starts over (a compaction, a subagent's own branch) renders the same
+        messages again; a third of the bench session's renders were such repeats."""
+        self._plain_size = 0
+        """Bytes held in ``_plain``."""
 
     def digest(self, lane: str, items: tuple[ContextItem, ...]) -> str:
         state = self._lanes.get(lane)
@@ -81,9 +90,18 @@ class ContextHashes:
     def _render(self, items: tuple[ContextItem, ...]) -> list[bytes]:
         if len(self._msgs) > self.KEEP:
             self._msgs.clear()
-        msgs, fresh = self._msgs, self.fresh or {}
+        if len(self._plain) > self.KEEP or self._plain_size > self.KEEP_BYTES:
+            self._plain.clear()
+            self._plain_size = 0
+        msgs, fresh, plain_bytes = self._msgs, self.fresh or {}, self._plain
         missing = []
-        for seq in sorted({i.sequence for i in items if i.sequence is not None} - set(msgs)):
+        wanted = {
+            i.sequence
+            for i in items
+            if i.sequence is not None
+            and not (i.content is None and i.role is None and i.sequence in plain_bytes)
+        }
+        for seq in sorted(wanted - set(msgs)):
             nm = fresh.get(seq)
             if nm is None:
                 missing.append(seq)
@@ -94,11 +112,19 @@ class ContextHashes:
             self._fetch(missing)
         out: list[bytes] = []
         for item in items:
+            shown_as_stored = item.content is None and item.role is None
+            if shown_as_stored and item.sequence in plain_bytes:
+                out.append(plain_bytes[item.sequence])
+                continue
             value = render_item(item, msgs)
             # Text content: every field is a string (role, content, tool call ids, names and
             # argument texts), so nothing needs ``canonical_bytes``'s walk for floats.
             plain = type(value["content"]) is str
-            out.append(plain_canonical_bytes(value) if plain else canonical_bytes(value))
+            text = plain_canonical_bytes(value) if plain else canonical_bytes(value)
+            if shown_as_stored and item.sequence is not None:
+                plain_bytes[item.sequence] = text
+                self._plain_size += len(text)
+            out.append(text)
         return out
 
     def _fetch(self, missing: list[int]) -> None:

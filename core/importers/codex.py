@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import InvalidInputError
-from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
+from core.importers.base import (
+    ImportContext,
+    ImportResult,
+    ImportUnit,
+    PendingReply,
+    TraceBuilder,
+)
 from core.importers.content import as_dict, as_list, dumps, parse_time, role_of, text_of
 from core.importers.idmap import IdMap
 from core.importers.reading import iter_records
@@ -78,9 +84,8 @@ class _Rollout:
         self.unknown: dict[str, tuple[int, str]] = {}
         self.web_searches = 0
         self.window: int | None = None
-        self.replies: list[tuple[int | None, int | None, Any, str, float]] = []
-        """``(head, reply, usage, model, when)`` of each model response, recorded as calls
-        at the end (``record_calls``); ``reply`` is ``None`` when no output was logged."""
+        self.replies: list[PendingReply] = []
+        """Each model response, recorded as calls at the end (``record_calls``)."""
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, lineno: int, rec: dict[str, Any]) -> None:
@@ -204,10 +209,7 @@ class _Rollout:
 
     def record_calls(self) -> None:
         """One LLM call per model response (each ``token_count`` event), in file order."""
-        if not self.b.replies_fit([r[0] for r in self.replies]):
-            return
-        for head, reply, usage, model, when in self.replies:
-            self.b.reply_call(head, reply, usage=usage, model=model, created_at=when)
+        self.b.reply_calls(self.replies)
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")

@@ -78,7 +78,7 @@ def fill_pending(
     run twice at once: a count is only written where it is still pending.
     ``progress(done, total)`` after each batch; ``cancel`` stops between batches.
     """
-    counter = bounded_counter()
+    counter = bounded_counter(own_encoding=True)
     total = sum(pending(store, tid) for tid in trace_ids)
     done = 0
     jobs: deque[tuple[list[Pending], list[Future[list[int]]]]] = deque()
@@ -90,7 +90,8 @@ def fill_pending(
         if progress is not None:
             progress(done, total)
 
-    with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxlens-count") as pool:
+    pool = _COUNTING.get()
+    try:
         for tid in trace_ids:
             for batch in _batches(store, tid):
                 if cancel is not None and cancel.is_set():
@@ -101,6 +102,10 @@ def fill_pending(
                     store_oldest()
         while jobs:
             store_oldest()
+    finally:
+        for _batch, parts in jobs:  # a stop or a failure: what has not started is dropped
+            for job in parts:
+                job.cancel()
     return done
 
 
@@ -124,8 +129,10 @@ class CountsAhead:
     """A waited-for queue this long or longer is cut in two jobs."""
 
     def __init__(self) -> None:
-        self._pool = _AHEAD.get()
-        self._counter = bounded_counter()
+        self._pool = _COUNTING.get()
+        self._counter = bounded_counter(own_encoding=True)
+        """Each of the pool's threads encodes with its own encoding (``thread_encoding``:
+        tiktoken a third cheaper than on a shared one); the threads live for the process."""
         self._queued: list[MessageTexts] = []
         self._chars = 0
         self._chunk = min(self.FIRST_CHUNK, self.CHUNK)
@@ -221,8 +228,10 @@ class LazyPool:
             return self._pool
 
 
-_AHEAD = LazyPool(WORKERS, "ctxlens-count-ahead")
-"""The counting threads of ``CountsAhead``."""
+_COUNTING = LazyPool(WORKERS, "ctxlens-count")
+"""The counting threads of ``CountsAhead`` and ``fill_pending``: they live for the process,
+so each encodes with an encoding of its own once it has counted enough
+(``core/tokens/encodings.py:thread_encoding``), and no call starts threads."""
 
 
 def _half(queued: list[MessageTexts], chars: int) -> int:

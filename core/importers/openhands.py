@@ -20,7 +20,13 @@ from typing import Any
 
 from core.context.view import current_items
 from core.errors import InvalidInputError
-from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
+from core.importers.base import (
+    ImportContext,
+    ImportResult,
+    ImportUnit,
+    PendingReply,
+    TraceBuilder,
+)
 from core.importers.content import (
     as_dict,
     as_list,
@@ -72,8 +78,8 @@ class _Conversation:
         self.call_names: dict[str, str] = {}
         self.where = ""
         self.unknown: dict[str, tuple[int, str]] = {}
-        self.replies: list[tuple[int | None, int | None, Any, str, float]] = []
-        """``(head, reply, usage, model, when)`` per model response (calls, at the end)."""
+        self.replies: list[PendingReply] = []
+        """One per model response (calls, at the end)."""
         self.stats = StatsCalls()
         self.pending: tuple[dict[str, Any], str, float] | None = None
         """A call the last ``stats`` update recorded, waiting for its response's events."""
@@ -423,9 +429,7 @@ class _Conversation:
     def finish(self) -> None:
         self.flush()
         self._unclaimed()
-        fits = self.b.replies_fit([r[0] for r in self.replies])
-        for head, seq, usage, model, when in self.replies if fits else ():
-            self.b.reply_call(head, seq, usage=usage, model=model, created_at=when)
+        self.b.reply_calls(self.replies)
         for kind, (count, first) in self.unknown.items():
             self.ctx.warn(f"{first}: {count} event(s) of unknown kind {kind!r} kept as metadata")
 

@@ -16,6 +16,8 @@ NORMALIZED = "normalized"
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int:  # the usual case first (``bool`` is not ``int`` here)
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

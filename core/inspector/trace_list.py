@@ -212,6 +212,12 @@ class EvalGroup:
         return min(s.start for s in self.samples)
 
     @property
+    def samples_text(self) -> str:
+        """``1 sample``, ``N samples``."""
+        n = len(self.samples)
+        return f"{n} sample" if n == 1 else f"{n} samples"
+
+    @property
     def label(self) -> str:
         """``task · model · status · metric value, … · N samples``."""
         h = self.header
@@ -221,7 +227,7 @@ class EvalGroup:
             for name, value in (score.get("metrics") or {}).items()
         ]
         parts = [h.get("task"), h.get("model"), h.get("status"), ", ".join(metrics)]
-        parts.append(f"{len(self.samples)} samples")
+        parts.append(self.samples_text)
         return " · ".join(str(p) for p in parts if p)
 
 

@@ -93,7 +93,7 @@ def appended(
     parts, calls = row[_PARTS], row[_CALLS]
     record = None
     if (parts is None or type(parts) is tuple) and _plain_calls(calls):
-        record = _make_message(values)
+        record = Message(*values)
     _encoded(row)
     return row, record if record is not None else message_of_row(row)
 
@@ -133,26 +133,7 @@ def message_from(stored: Mapping[Any, Any]) -> Message:
     values = list(_GATHER(stored))
     for i, decode in _DECODE_AT:
         values[i] = decode(values[i])
-    return _make_message(values)
-
-
-def _record_maker(cls: type[Message]) -> Callable[[Sequence[Any]], Message]:
-    """``cls(*values)`` without the frozen dataclass's ``__init__``, which sets each field
-    by ``object.__setattr__`` looked up anew: each slot's own setter, bound once, in
-    straight-line code built here as ``dataclasses`` builds that ``__init__`` (a record
-    cost a fifth of ``Writer.append``; ``Reader`` builds one per message read). The same
-    object: ``__init__`` does nothing else (no ``__post_init__``, checked)."""
-    assert not hasattr(cls, "__post_init__"), "a __post_init__ would be skipped"
-    names = [f.name for f in fields(cls)]
-    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    env.update((f"_set_{n}", getattr(cls, n).__set__) for n in names)
-    body = "".join(f"    _set_{n}(m, v[{i}])\n" for i, n in enumerate(names))
-    exec(f"def make(v):\n    m = _new(_cls)\n{body}    return m\n", env)
-    maker: Callable[[Sequence[Any]], Message] = env["make"]
-    return maker
-
-
-_make_message = _record_maker(Message)
+    return Message(*values)  # ``core/records.py:_quick_init``: no per-field lookups
 
 
 _RECORD_ORDER = tuple(f.name for f in fields(Message))

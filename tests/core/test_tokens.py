@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,32 @@ def test_shipped_files_match_pinned_hashes() -> None:
     for spec in ENCODINGS.values():
         ranks = load_ranks(spec)
         assert len(ranks) > 100_000
+
+
+def test_ranks_read_in_one_split_equal_a_line_by_line_read() -> None:
+    """``load_ranks`` splits the whole (hash-checked) file at once: the same ranks as
+    reading it a line at a time."""
+    import base64
+
+    from core.tokens.encodings import DATA
+
+    for spec in ENCODINGS.values():
+        expected: dict[bytes, int] = {}
+        for line in (DATA / f"{spec.name}.tiktoken").read_bytes().splitlines():
+            if line:
+                token, rank = line.split()
+                expected[base64.b64decode(token)] = int(rank)
+        assert load_ranks(spec) == expected
+
+
+def test_a_changed_ranks_file_is_refused_before_any_rank_is_read(tmp_path: Path) -> None:
+    from core.tokens.encodings import DATA
+
+    spec = ENCODINGS["cl100k_base"]
+    raw = (DATA / f"{spec.name}.tiktoken").read_bytes()
+    (tmp_path / f"{spec.name}.tiktoken").write_bytes(raw.replace(b" 0\n", b" 1\n", 1))
+    with pytest.raises(RuntimeError, match="does not match the pinned"):
+        load_ranks(spec, tmp_path)
 
 
 def test_known_token_counts() -> None:
@@ -200,3 +227,118 @@ def test_long_texts_count_exactly_without_a_token_list(text: str) -> None:
     expected = len(enc.encode(text, disallowed_special=()))
     assert token_count(enc, text) == expected
     assert TokenCounter().count_texts(["short one", text, "another"])[1] == expected
+
+
+def test_a_thread_encodes_with_its_own_encoding_once_it_has_encoded_enough(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``thread_encoding``: the shared encoding until the thread has encoded
+    ``OWN_AFTER_CHARS`` with it, then one of the thread's own (the same tokens), kept for
+    the thread; another thread starts over with the shared one and builds its own."""
+    import threading
+
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 100)
+    shared = get_encoding("cl100k_base")
+    text = "Counting on a thread of its own: ünïcödé, 12345, and\n  spaces."
+    seen: list[list[object]] = []
+
+    def run() -> None:
+        got = [encodings.thread_encoding("cl100k_base", 60) for _ in range(4)]
+        seen.append([*got, got[-1].encode(text, disallowed_special=())])
+
+    for _ in range(2):
+        th = threading.Thread(target=run)
+        th.start()
+        th.join()
+    for first, second, third, fourth, tokens in seen:
+        assert first is shared and second is shared, "60 then 120 characters on the shared one"
+        assert third is not shared and fourth is third, "then its own, kept"
+        assert tokens == shared.encode(text, disallowed_special=())
+    assert seen[0][2] is not seen[1][2], "each thread builds its own"
+
+
+def test_the_thread_that_built_the_shared_encoding_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It searched with the shared encoding first (``WARM_UP``), so it owns the regex pools
+    and an encoding of its own would cost a build for nothing; another thread still gets
+    one of its own after ``OWN_AFTER_CHARS``."""
+    import threading
+
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "_cache", {})
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 10)
+    got: dict[str, list[object]] = {}
+
+    def builder() -> None:
+        shared = encodings.get_encoding("o200k_base")
+        got["builder"] = [shared, *(encodings.thread_encoding("o200k_base", 99) for _ in range(3))]
+
+    def other() -> None:
+        got["other"] = [encodings.thread_encoding("o200k_base", 99) for _ in range(3)]
+
+    for run in (builder, other):
+        th = threading.Thread(target=run)
+        th.start()
+        th.join()
+    shared = got["builder"][0]
+    assert all(e is shared for e in got["builder"]), "the builder keeps the shared one"
+    first, then, kept = got["other"]
+    assert first is shared and then is not shared and kept is then
+
+
+def test_counts_on_a_threads_own_encoding_equal_the_shared_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TOK-1 holds on the private encodings too: batched, long and alone texts (on a
+    thread of its own: the one that built the shared encoding keeps using it)."""
+    import threading
+
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 0)
+    texts = ["short one", "lorem ipsum dolor " * 5_000, "x<|endoftext|>y", "\ud800 tail", "日本"]
+    got: list[object] = []
+
+    def run() -> None:
+        got.append(TokenCounter(own_encoding=True).count_texts(texts))
+        got.append(encodings._own.encodings["cl100k_base"])
+
+    th = threading.Thread(target=run)
+    th.start()
+    th.join()
+    assert got[0] == [TokenCounter().count_uncached(t) for t in texts]
+    assert got[1] is not get_encoding("cl100k_base")
+
+
+def test_run_lengths_from_the_token_buffer_skip_a_separator_across_two_tokens() -> None:
+    """The separator's 4 bytes can occur spanning two tokens (a token's high byte and the
+    next one's low bytes); only a match on a token's first byte is a separator."""
+    from core.tokens.counter import _runs_in_buffer
+
+    sep = 100257  # a1 87 01 00, little-endian
+    tokens = [5, 0xA1000000, 0x05000187, sep, 7]
+    raw = b"".join(n.to_bytes(4, sys.byteorder) for n in tokens)
+    mark = sep.to_bytes(4, sys.byteorder)
+    if sys.byteorder == "little":
+        assert raw.find(mark) == 7, "the crafted tokens hold a match across two tokens"
+    assert _runs_in_buffer(raw, mark, 2) == [3, 1]
+    assert _runs_in_buffer(raw, mark, 3) is None, "one separator short"
+
+
+@settings(max_examples=100, deadline=None)
+@given(_TEXTS)
+def test_run_lengths_equal_the_token_list(texts: list[str]) -> None:
+    """The buffer's run lengths are the ones the token list gives (``encode``)."""
+    from core.tokens.counter import BATCH_SEPARATOR, run_lengths
+
+    enc = get_encoding("cl100k_base")
+    plain = [t for t in texts if BATCH_SEPARATOR not in t] or [""]
+    joined = BATCH_SEPARATOR.join(plain)
+    tokens = enc.encode(joined, allowed_special={BATCH_SEPARATOR}, disallowed_special=())
+    sep = enc.encode_single_token(BATCH_SEPARATOR)
+    cuts = [-1, *(i for i, n in enumerate(tokens) if n == sep), len(tokens)]
+    assert run_lengths(enc, joined, len(plain)) == [b - a - 1 for a, b in itertools.pairwise(cuts)]

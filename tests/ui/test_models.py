@@ -22,6 +22,7 @@ from core.inspector.timeline import TimelineRow
 from core.inspector.trace_list import group_evals, summaries
 from core.records import Trace
 from core.store import Store
+from tests.conftest import TRACES
 from tests.sample_trace import write_long_trace
 from ui.dialogs.compact import RETENTION_COLUMNS
 from ui.dialogs.diff_model import DiffModel
@@ -232,3 +233,21 @@ def test_trace_tree_passes_the_model_tester(qtmodeltester: Any, sample_path: Pat
     proxy.setSourceModel(model)
     proxy.sort(2, Qt.SortOrder.DescendingOrder)
     qtmodeltester.check(proxy)
+
+
+ONE_SAMPLE = TRACES / "inspect_ai/UKGovernmentBEIS__inspect_ai/tests/log/test_eval_log"
+
+
+@pytest.mark.skipif(not ONE_SAMPLE.is_dir(), reason="no shared traces")
+def test_an_eval_of_one_sample_says_one_sample(tmp_path: Path) -> None:
+    """The eval row of a log with one sample read "1 samples" (subtitle and tooltip)."""
+    from core.importers.api import import_paths
+    from core.inspector.trace_list import EvalGroup
+    from ui.panes.trace_tree import subtitle
+
+    with Store.open(tmp_path / "s.db") as store:
+        import_paths(store, [ONE_SAMPLE / "log_tool_call_error.json"])
+        with store.read() as r:
+            (group,) = [g for g in group_evals(summaries(r)) if isinstance(g, EvalGroup)]
+    assert len(group.samples) == 1
+    assert subtitle(group).startswith("1 sample · ") and group.label.endswith(" · 1 sample")

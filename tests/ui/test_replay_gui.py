@@ -438,3 +438,15 @@ def test_goal_model_updates_in_place_when_the_tree_keeps_its_shape(
     assert node is not None and node.status == "completed" and node.summary == "done"
     qtmodeltester.check(model)
     assert not model.update_nodes([first[0]]), "another shape needs a reset"
+
+
+def test_the_live_line_counts_one_call_in_the_singular(qtbot: Any) -> None:
+    """A one-call trace (an Inspect sample) said "1 main-agent calls to play back"."""
+    from ui.replay.scrubber import ScrubberBar
+
+    bar = ScrubberBar()
+    qtbot.addWidget(bar)
+    bar.set_live(1)
+    assert "1 main-agent call to play back" in bar.label.text()
+    bar.set_live(2)
+    assert "2 main-agent calls to play back" in bar.label.text()

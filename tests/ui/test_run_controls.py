@@ -24,6 +24,7 @@ from core.run.config import RunConfig
 from core.run.events import RunEvent
 from core.run.state import Phase
 from core.store import Store
+from tests.ui.conftest import settle
 from ui.dialogs.new_demo import NewDemoDialog
 from ui.main_window import MainWindow
 from ui.run_controller import FINISHED_TIP
@@ -108,7 +109,7 @@ def _closed(port: int) -> bool:
 
 
 def test_traces_that_cannot_run_say_why(
-    window: MainWindow, sample_path: Path, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, sample_path: Path, monkeypatch: pytest.MonkeyPatch, qtbot: Any
 ) -> None:
     reg = window.registry
     assert not reg["run.run"].isEnabled() and not reg["run.step"].isEnabled()
@@ -130,6 +131,7 @@ def test_traces_that_cannot_run_say_why(
 
     monkeypatch.setenv("CTXLENS_BASE_URL", "http://127.0.0.1:9/v1")
     window.open_trace(trace.id)
+    settle(qtbot, window)  # the phase of a trace opened is read off the UI thread
     assert reg["run.step"].isEnabled() and reg["run.run"].isEnabled()
     assert "model m1 at http://127.0.0.1:9/v1" in reg["run.step"].toolTip()
     assert window.run_label.text() == "Step: before preparing the next context"
@@ -339,7 +341,7 @@ def test_opening_another_trace_mid_run_stops_and_closes_the_runner(
 
 
 def test_an_error_opening_the_run_reaches_the_error_dialog(
-    window: MainWindow, qloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, qloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch, qtbot: Any
 ) -> None:
     store = window.session.store
     assert store is not None
@@ -348,6 +350,7 @@ def test_an_error_opening_the_run_reaches_the_error_dialog(
     monkeypatch.setenv("CTXLENS_BASE_URL", "http://127.0.0.1:9/v1")
     window.traces.reload()
     window.open_trace(trace.id)
+    settle(qtbot, window)  # the phase of a trace opened is read off the UI thread
     assert window.registry["run.step"].isEnabled()
     monkeypatch.delenv("CTXLENS_BASE_URL")  # the endpoint went away since
 

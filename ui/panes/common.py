@@ -18,6 +18,9 @@ from PySide6.QtWidgets import (
 
 from ui.widgets import wrapped_label
 
+LOADING = "Loading…"
+"""What a pane's empty state says while its first rows for a trace are on their way."""
+
 
 class RecordTable(QTableView):
     """A compact, row-selecting table that says so when it has nothing to show."""

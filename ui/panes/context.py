@@ -24,7 +24,7 @@ from core.inspector.context_report import (
 from core.inspector.images import gap_text
 from core.store import Store
 from ui.panes.bar import TokenBar
-from ui.panes.common import RecordTable
+from ui.panes.common import LOADING, RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskControl, TaskRunner, reading
@@ -56,6 +56,7 @@ class Loaded:
     """The next call's context (the budget pane shows it)."""
 
 
+NO_CONTEXT = "No context."
 HEAD_PREFIX = "head:"
 """Call-box data of a derived call (a trace without call records): ``head:<sequence>``."""
 
@@ -99,9 +100,10 @@ class ContextPane(QWidget):
         self.calls.setMinimumContentsLength(24)
         self.calls.activated.connect(lambda _i: self.load())
         self.bar = TokenBar()
+        self.bar.setVisible(False)  # until a report gives it figures (not the defaults)
         self.summary = wrapped_label()
         self.rows: RecordTableModel[ReportRow] = RecordTableModel(ROW_COLUMNS, self)
-        self.rows_view = RecordTable(self.rows, "No context.")
+        self.rows_view = RecordTable(self.rows, NO_CONTEXT)
         for col, width in enumerate((40, 64, 70, 110, 64)):
             self.rows_view.setColumnWidth(col, width)
         self.rows_view.clicked.connect(lambda i: self._pick(self.rows, i))
@@ -147,6 +149,8 @@ class ContextPane(QWidget):
             self._clear()
             return
         self.summary.setText("Computing…")
+        if not self.rows.records:
+            self.rows_view.empty_text = LOADING
         self.runner.submit(
             "context calls",
             reading(store, call_choices, trace_id),
@@ -212,6 +216,8 @@ class ContextPane(QWidget):
         )
 
     def _clear(self) -> None:
+        self.rows_view.empty_text = NO_CONTEXT
+        self.bar.setVisible(False)
         self.report = self.diff = None
         self.rows.set_records([])
         self.entered.set_records([])
@@ -224,6 +230,8 @@ class ContextPane(QWidget):
         self.diff = loaded.diff
         parts = rep.parts
         self.bar.set_data(parts, sum(parts.values()), rep.budget)
+        self.bar.setVisible(True)
+        self.rows_view.empty_text = NO_CONTEXT
         self.rows.set_records(rep.rows)
         self.summary.setText(_summary(rep))
         self._show_diff(loaded.diff)

@@ -38,7 +38,7 @@ from core.inspector.delegation import (
     short,
     verdict_cell,
 )
-from ui.panes.common import clickable_tree, empty_label
+from ui.panes.common import LOADING, clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.session import Session
@@ -150,6 +150,8 @@ class DelegationPane(QWidget):
         if store is None or trace_id is None:
             self._show(None, None)
             return
+        if not self.model.rows:
+            self.empty.setText(LOADING)
         self.runner.submit(
             "delegation",
             reading(store, delegation_tree, trace_id),
@@ -158,6 +160,7 @@ class DelegationPane(QWidget):
         )
 
     def _show(self, rows: list[DelegationRow] | None, current: str | None) -> None:
+        self.empty.setText(EMPTY_TEXT)
         self.model.set_rows(rows or [], current)
         self.tree.expandAll()
         self.split.setVisible(bool(rows))

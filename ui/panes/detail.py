@@ -110,6 +110,8 @@ class MessageDetailPane(QWidget):
         if self.runner is None:
             self._show(_read_detail(store, trace_id, sequence))
             return
+        if self.detail is None:  # nothing shown yet: not "Select a message" while it loads
+            self.facts.setText(f"Loading message #{sequence}…")
         self.runner.submit(
             "message detail",
             lambda _c: _read_detail(store, trace_id, sequence),

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from core.inspector.goals import GoalNode, goal_outline
 from ui.icons import status_icon
-from ui.panes.common import clickable_tree, empty_label
+from ui.panes.common import LOADING, clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.plain import plain_label, plain_tip
@@ -187,6 +187,8 @@ class GoalPane(QWidget):
         self.session, self.runner = session, runner
         self.model = GoalTreeModel(self)
         self.chosen: str | None = None
+        self._trace: str | None = None
+        """The trace whose outline is shown (another one is cleared while it loads)."""
         self._as_of: tuple[tuple[GoalNode, ...] | None, str] | None = None
         """What playback showed last (``None``: the current state)."""
         self.tree = clickable_tree(self.model, "goalTree", self._clicked)
@@ -220,12 +222,23 @@ class GoalPane(QWidget):
 
     def reload(self) -> None:
         self._as_of = None
-        self.empty.setText(EMPTY_TEXT)
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
+            self._trace = None
+            self.empty.setText(EMPTY_TEXT)
             self._show([])
             return
-        self.runner.submit("goals", reading(store, goal_outline, trace_id), self._show, key="goals")
+        if trace_id != self._trace:  # not the last trace's goals meanwhile
+            self._trace = trace_id
+            self.empty.setText(LOADING)
+            self._show([], announce=False)
+        self.runner.submit(
+            "goals", reading(store, goal_outline, trace_id), self._loaded, key="goals"
+        )
+
+    def _loaded(self, nodes: list[GoalNode]) -> None:
+        self.empty.setText(EMPTY_TEXT)
+        self._show(nodes)
 
     def show_as_of(self, nodes: list[GoalNode] | None, note: str) -> None:
         """Playback: the outline as of a past call; ``None`` when the trace records no goals
@@ -243,7 +256,7 @@ class GoalPane(QWidget):
         self.empty.setText(note if nodes is None else EMPTY_TEXT)
         self._show(nodes or [])
 
-    def _show(self, nodes: list[GoalNode]) -> None:
+    def _show(self, nodes: list[GoalNode], announce: bool = True) -> None:
         self.model.set_nodes(nodes)
         self.tree.expandAll()
         self.empty.setVisible(not nodes)
@@ -253,7 +266,8 @@ class GoalPane(QWidget):
         if index.isValid():
             self.tree.setCurrentIndex(index)
         self._describe(self.model.node(index) or next((n for n in nodes if n.focus), None))
-        self.loaded.emit()
+        if announce:
+            self.loaded.emit()
 
     def _describe(self, node: GoalNode | None) -> None:
         if node is None:

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from core.inspector.panels import GrantRow, SkillRow, grant_rows, skill_rows
 from core.store import Store
-from ui.panes.common import RecordTable
+from ui.panes.common import LOADING, RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskRunner
@@ -116,12 +116,21 @@ class RecordsLoader:
         self, session: Session, runner: TaskRunner, skills: SkillsPane, grants: GrantsPane
     ) -> None:
         self.session, self.runner, self.skills, self.grants = session, runner, skills, grants
+        self._trace: str | None = None
+        """The trace whose rows are shown (another one is cleared while it loads)."""
 
     def reload(self) -> None:
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
+            self._trace = None
             self._show(Records([], []))
             return
+        if trace_id != self._trace:  # not the last trace's rows meanwhile
+            self._trace = trace_id
+            for pane in (self.skills, self.grants):
+                pane.model.set_records([])
+                pane.table.empty_text = LOADING
+                pane.table.viewport().update()
         self.runner.submit(
             "skills and grants", lambda _c: load_records(store, trace_id), self._show, key="records"
         )

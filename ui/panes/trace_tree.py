@@ -205,7 +205,7 @@ def subtitle(row: Row) -> str:
             for score in h.get("scores") or []
             for name, v in (score.get("metrics") or {}).items()
         )
-        parts = [f"{len(row.samples)} samples", metrics, h.get("model"), h.get("status")]
+        parts = [row.samples_text, metrics, h.get("model"), h.get("status")]
         return " · ".join(str(p) for p in (*parts, when(row.start)) if p)
     calls = row.calls
     parts = [

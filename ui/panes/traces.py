@@ -23,6 +23,7 @@ from core.cost.table import load_table
 from core.cost.totals import trace_totals, usd_by_trace
 from core.inspector.trace_filter import ListFilter, models_of
 from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
+from core.records import Trace
 from core.store import Store
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
@@ -83,6 +84,7 @@ class TraceBrowser(QWidget):
         self.score_filter.setObjectName("scoreFilter")
         self.score_filter.setToolTip("Show only the eval samples with this score")
         self.score_filter.currentTextChanged.connect(self._score_chosen)
+        self.score_filter.setVisible(False)  # until the list has scores (``_fill_scores``)
         self.sort = QComboBox()
         self.sort.setObjectName("traceSort")
         self.sort.setToolTip("Order of the list (the header sorts by any shown column too)")
@@ -171,6 +173,9 @@ class TraceBrowser(QWidget):
         if store is None or self.runner is None:
             self._show(load_rows(store) if store is not None else [])
             return
+        if not self.model.records:
+            self.shown.setText("Loading the traces…")
+            self.shown.setVisible(True)
         self.runner.submit("Listing traces", lambda _c: load_rows(store), self._show, key=LIST_KEY)
 
     def _show(self, rows: list[TraceSummary | EvalGroup]) -> None:
@@ -248,6 +253,10 @@ class TraceBrowser(QWidget):
                     | self.table.selectionModel().SelectionFlag.Rows,
                 )
                 return
+
+    def record(self, trace_id: str) -> Trace | None:
+        """The listed record of ``trace_id`` (``None``: not listed, or not yet)."""
+        return next((t for t in self.model.records if t.id == trace_id), None)
 
     def selected_ids(self) -> list[str]:
         """The selected traces, in store order."""

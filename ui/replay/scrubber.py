@@ -137,7 +137,8 @@ class ScrubberBar(QWidget):
         self.set_playing(False)
         if n:
             self.label.setText(
-                f"The panes show the current state. {n:,} main-agent calls to play back: drag "
+                f"The panes show the current state. {n:,} main-agent "
+                f"{'call' if n == 1 else 'calls'} to play back: drag "
                 "the slider, press play, or Alt+Left."
             )
         else:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # these load the store's reader (SQLAlchemy): after the first
     from core.inspector.membership import ContextMembership
     from core.inspector.query import SearchResult  # loaded by the first search
     from core.store import Store
+    from core.store.reader import Reader
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,11 @@ def load_first(store: QuickStore, trace_id: str | None) -> PathSource | None:
         return None if chosen is None else load_path(store, chosen[0], None)
     except (NeedsStore, sqlite3.Error):
         return None
+
+
+def path_row_of(r: Reader, trace_id: str, sequence: int, segments: list[Segment]) -> int | None:
+    """Where message ``sequence`` is on the path of ``segments`` (``None``: not on it)."""
+    return r.path_rows(trace_id, [sequence], segments).get(sequence)
 
 
 class TimelineWidget(QWidget):
@@ -526,8 +532,9 @@ class TimelineWidget(QWidget):
 
     @property
     def loading(self) -> bool:
-        """Row pages are still on their way (screenshots and tests wait for them)."""
-        return self.model.loading
+        """Row pages (or a message looked up to be selected) are still on their way
+        (screenshots and tests wait for them)."""
+        return self.model.loading or self.pages.busy
 
     def shutdown(self) -> None:
         self.pages.shutdown()
@@ -565,6 +572,32 @@ class TimelineWidget(QWidget):
         if path_row is None:  # not on a page in memory: one indexed lookup
             with store.read() as r:
                 path_row = r.path_rows(src.trace_id, [sequence], src.segments).get(sequence)
+        return self._select_path_row(path_row)
+
+    def find_and_select(self, sequence: int, missing: Callable[[], object]) -> None:
+        """Select a message as ``select_sequence`` does, but look one that is not on a page
+        in memory up off the UI thread (on the row pages' runner: a click must neither read
+        here nor wait behind a long report); call ``missing`` when it is not on the shown
+        path."""
+        store, src = self.session.store, self.source
+        if store is None or src is None or self.model.cached_path_row(sequence) is not None:
+            if not self.select_sequence(sequence):
+                missing()
+            return
+
+        def found(path_row: int | None) -> None:
+            if self.source is src and not self._select_path_row(path_row):
+                missing()
+
+        self.pages.submit(  # with the row pages: never queued behind the panes' reports
+            "find message",
+            reading(store, path_row_of, src.trace_id, sequence, src.segments),
+            found,
+            key="find-message",
+            priority=1,
+        )
+
+    def _select_path_row(self, path_row: int | None) -> bool:
         if path_row is None:
             return False
         view_row = self.model.view_row_of(path_row)
@@ -679,7 +712,20 @@ class TimelineWidget(QWidget):
 
 class TimelineTable(QTableView):
     """Home and End go to the first and last row (a table's default moves between
-    columns, and the timeline has one); Page Up/Page Down keep the table's paging."""
+    columns, and the timeline has one); Page Up/Page Down keep the table's paging. The
+    selected row stays on screen when the list gets shorter (the panes built after the
+    rows add the scrubber under it and size the docks around it)."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)  # the viewport has its new size already
+        current = self.currentIndex()
+        shrunk = event.size().height() - event.oldSize().height()
+        if not current.isValid() or event.oldSize().height() < 0 or shrunk >= 0:
+            return
+        rect = self.visualRect(current)
+        was_shown = rect.top() >= 0 and rect.bottom() <= self.viewport().height() - shrunk
+        if was_shown and rect.bottom() > self.viewport().height():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def moveCursor(
         self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier

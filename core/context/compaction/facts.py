@@ -21,12 +21,12 @@ later passes its facts on (deterministically: first-seen order, no clock, no cou
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import filterfalse
+from itertools import chain, filterfalse
 
-from core.context.compaction.items import calls_text, visible_text
+from core.context.compaction.items import calls_parts, visible_text
 from core.context.view import kind_of, role_of
 from core.records import ContextItem, Message, canonical_call
 
@@ -40,6 +40,8 @@ _TRAILING = ".,;:!?'\")]}"
 #: definition; ``_candidates`` finds the same chunks faster.
 _CANDIDATE = re.compile(r"(?<!\S)(?=\S{3})[^\s/:_-]*+[/:_-]\S*")
 _REF_CHAR = re.compile(r"[/:_-]")
+#: Texts ``refs_in`` reads one by one (below this, its passes cost more than they skip).
+_FEW = 8
 
 CONSTRAINT_RE = re.compile(r"^\s*(?:[-*]\s*)?constraint:\s*(.+?)\s*$", re.IGNORECASE | re.M)
 FAILURE_RE = re.compile(
@@ -199,11 +201,26 @@ class FactFold:
     ) -> None:
         """Fold ``items[lo:hi]`` in. ``resolved``: the message of each item, already looked
         up (``Scan.msgs``), so the fold does not look every one up again."""
-        refs, constraints, failures, done = self.refs, self.constraints, self.failures, self.done
+        self.add_spans(items, messages, ((lo, len(items) if hi is None else hi),), resolved)
+
+    def add_spans(
+        self,
+        items: Sequence[ContextItem],
+        messages: Mapping[int, Message],
+        spans: Iterable[tuple[int, int]],
+        resolved: Sequence[Message | None] | None = None,
+    ) -> None:
+        """``add`` of each ``items[lo:hi]`` in turn. Constraints, failures and completed
+        calls are read per item; the texts are only collected, in item order, and their
+        refs read at the end in one pass (``refs_in``): the fold keeps the union in
+        first-seen order, never one item's refs, so a text, line or chunk seen before adds
+        nothing and is not read again."""
+        constraints, failures, done = self.constraints, self.failures, self.done
         names, keys, keyed = self.names, self.keys, self.done_calls
         get = messages.get
-        memo = _MEMO
-        for n in range(lo, len(items) if hi is None else hi):
+        texts: list[str] = []
+        push = texts.append
+        for n in chain.from_iterable(range(lo, hi) for lo, hi in spans):
             item = items[n]
             if resolved is not None:
                 msg = resolved[n]
@@ -211,43 +228,43 @@ class FactFold:
                 seq = item.sequence
                 msg = get(seq) if seq is not None else None
             if msg is None:
-                self._add_text(item, None, messages)
+                push(self._add_text(item, None, messages))
                 continue
-            if msg.tool_calls:
+            calls = msg.tool_calls
+            if calls:
                 key = keyed and msg.kind not in SYNTHETIC_CALLS
-                for call in msg.tool_calls:
+                for call in calls:
                     names[call.id] = call.name
                     if key:
                         keys[call.id] = call_key(call.name, call.arguments)
             if item.content is not None or item.role is not None or msg.kind in CARRIERS:
                 if msg.role == "tool" and msg.tool_call_id in keys and not is_failure(msg):
                     done[keys[msg.tool_call_id]] = None
-                self._add_text(item, msg, messages)
+                push(self._add_text(item, msg, messages))
                 continue
-            at = (msg.trace_id, msg.sequence)
-            hit = memo.get(at)
-            found, said, failed = (
-                hit[1]
-                if hit is not None and (hit[0] is msg or _same(hit[0], msg))
-                else _read_facts(at, msg)
-            )
-            if failed is not None:  # only a tool result fails
-                failures[Failure(msg.name or names.get(msg.tool_call_id or "", "tool"), failed)] = (
-                    None
-                )
-            elif msg.tool_call_id is not None and msg.role == "tool" and msg.tool_call_id in keys:
-                done[keys[msg.tool_call_id]] = None
-            if found:
-                refs.update(dict.fromkeys(found))
-            if said:
-                constraints.update(dict.fromkeys(said))
+            role = msg.role
+            if role == "tool":
+                if is_failure(msg):  # the fact is the first line of the error
+                    tool = msg.name or names.get(msg.tool_call_id or "", "tool")
+                    failures[Failure(tool, first_line(msg.content))] = None
+                elif msg.tool_call_id is not None and msg.tool_call_id in keys:
+                    done[keys[msg.tool_call_id]] = None
+            elif role == "user":
+                said = message_constraints(msg)
+                if said:
+                    constraints.update(dict.fromkeys(said))
+            if calls:  # its lines, joined by refs_in as calls_text would join them
+                texts += calls_parts(msg.content, calls)
+            else:
+                push(msg.content)
+        self.refs.update(refs_in(texts))
 
     def _add_text(
         self, item: ContextItem, msg: Message | None, messages: Mapping[int, Message]
-    ) -> None:
-        """An item shown with other content, a synthetic item, or a carrier: its text."""
+    ) -> str:
+        """An item shown with other content, a synthetic item, or a carrier: its facts
+        but refs, and the text to read refs from."""
         text = visible_text(item, messages)
-        self.refs.update(dict.fromkeys(_refs(text)))
         kind, role = kind_of(item, msg), role_of(item, msg)
         if kind in CARRIERS or role == "user":
             self.constraints.update(dict.fromkeys(constraints_in(text)))
@@ -257,65 +274,53 @@ class FactFold:
             )
         if kind in CARRIERS and "Done: " in text:
             self.done.update(dict.fromkeys(DONE_LINE_RE.findall(text)))
+        return text
 
 
-_MessageFacts = tuple[tuple[str, ...], tuple[str, ...], "str | None"]
-_MEMO: dict[tuple[str, int], tuple[Message, _MessageFacts]] = {}
-_MEMO_MAX = 200_000
+def refs_in(texts: Sequence[str]) -> dict[str, None]:
+    """The refs of ``texts`` in order of first appearance: ``find_refs`` of each text,
+    merged, in one pass over all of them. A ref first appears in the first occurrence of
+    a text or a chunk holding it, so each is read once, in order (``dict.fromkeys`` keeps
+    it): repeated texts are skipped, the rest joined by newlines (whitespace, so the chunks
+    are each text's own) and split once, and only the distinct chunks are tested for a ref
+    character. A few texts (a run's appended unit) are read one by one through ``_refs``'
+    memo instead: the passes pay off only where texts and chunks repeat."""
+    if len(texts) <= _FEW:  # a grown context's new items: through the per-text memo
+        few: dict[str, None] = {}
+        for text in texts:
+            few.update(dict.fromkeys(_refs(text)))
+        return few
+    keep = [t for t in dict.fromkeys(texts) if "/" in t or "-" in t or "_" in t or ":" in t]
+    chunks = dict.fromkeys("\n".join(keep).split())
+    out: dict[str, None] = {}
+    for chunk in filter(_REF_CHAR.search, filterfalse(str.isalnum, chunks)):
+        if len(chunk) > 2:
+            for ref in _chunk_refs(chunk):
+                out[ref] = None
+    return out
 
 
-def message_facts(msg: Message) -> _MessageFacts:
-    """Refs, constraints and failure line of a stored message shown as it is.
-
-    Memoized per ``(trace, sequence)`` and checked against the message's content, calls,
-    role, kind and metadata, so a different message under the same key is recomputed.
-    """
-    key = (msg.trace_id, msg.sequence)
-    hit = _MEMO.get(key)
-    if hit is not None and (hit[0] is msg or _same(hit[0], msg)):
-        return hit[1]
-    return _read_facts(key, msg)
-
-
-def _read_facts(key: tuple[str, int], msg: Message) -> _MessageFacts:
-    """``message_facts`` past the memo: read the message and remember its facts."""
-    role = msg.role
-    text = calls_text(msg.content, msg.tool_calls) if msg.tool_calls else msg.content
-    said = tuple(message_constraints(msg)) if role == "user" else ()
-    failed = first_line(msg.content) if role == "tool" and is_failure(msg) else None
-    facts: _MessageFacts = (_refs(text), said, failed)
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.clear()
-    _MEMO[key] = (msg, facts)
-    return facts
-
-
-def _same(a: Message, b: Message) -> bool:
-    return a is b or (
-        a.content == b.content
-        and a.tool_calls == b.tool_calls
-        and a.role == b.role
-        and a.kind == b.kind
-        and a.metadata == b.metadata
-    )
-
-
-def render(facts: Facts, max_refs: int = 200, done: bool = True) -> list[str]:
+def render(facts: Facts, max_refs: int = 200, done: bool = True, group: int = 0) -> list[str]:
     """Fact lines for a placeholder (read back by ``extract``); the most recent
     ``max_refs`` refs are kept. Callers join them with newlines; lines of one kind come
-    as one newline-joined string (one C-level join, not a string per fact)."""
+    as one newline-joined string (one C-level join, not a string per fact), or with
+    ``group``, as strings of at most ``group`` lines counted from the kind's first: the
+    kinds only grow at their end as a region grows, so all groups but the last stay the
+    same strings, whose token counts are memo hits (``snip.py:_placeholder_parts``)."""
     lines: list[str] = []
     if facts.refs:
         lines.append("Refs: " + ", ".join(facts.refs[-max_refs:]))
-    lines += _prefixed("Constraint: ", facts.constraints)
-    lines += _prefixed("Failed: ", [f"{f.tool}: {f.text}" for f in facts.failures])
+    lines += _prefixed("Constraint: ", facts.constraints, group)
+    lines += _prefixed("Failed: ", [f"{f.tool}: {f.text}" for f in facts.failures], group)
     if done:
-        lines += _prefixed("Done: ", facts.done)
+        lines += _prefixed("Done: ", facts.done, group)
     return lines
 
 
-def _prefixed(prefix: str, texts: Sequence[str]) -> list[str]:
-    return [prefix + ("\n" + prefix).join(texts)] if texts else []
+def _prefixed(prefix: str, texts: Sequence[str], group: int = 0) -> list[str]:
+    step = group or len(texts) or 1
+    glue = "\n" + prefix
+    return [prefix + glue.join(texts[k : k + step]) for k in range(0, len(texts), step)]
 
 
 def merge(*all_facts: Facts) -> Facts:

@@ -186,20 +186,27 @@ class _GoalFold:
         return targets
 
     def extend(self, scan: Scan) -> None:
-        for n in range(self.units, len(scan.units) - 1):
-            info = _unit_info(scan, n, False)
-            if info is None:
+        """``_unit_info`` of each unit, kept only for goal units: the others add to a run
+        of work or to nothing (only a goal call finishes a goal), so no record is made
+        for them."""
+        units, msgs = scan.units, scan.msgs
+        for n in range(self.units, len(units) - 1):
+            u = units[n]
+            lead = msgs[u.start]
+            if lead is None:
                 continue
-            if info.goal_unit:
+            if lead.tool_calls and any(c.name == TOOL_NAME for c in lead.tool_calls):
+                info = _unit_info(scan, n, False)
+                assert info is not None
                 self.goal_units.append(info)
-            elif info.work_of is not None:
-                runs = self.work.setdefault(info.work_of, [])
+                self.finishers.extend(info.finishers)
+            elif lead.goal_id and _droppable(lead, u, False):
+                runs = self.work.setdefault(lead.goal_id, [])
                 if runs and runs[-1][1] == n:
                     runs[-1][1] = n + 1
                 else:
                     runs.append([n, n + 1])
-            self.finishers.extend(info.finishers)
-        self.units = max(self.units, len(scan.units) - 1)
+        self.units = max(self.units, len(units) - 1)
 
 
 def _finishing(fold: _GoalFold, last: _UnitInfo | None, targets: set[str]) -> dict[int, str]:
@@ -349,7 +356,6 @@ def _marker_facts(
     lines = fold.markers.get(key)
     if lines is None:
         facts = FactFold(done_calls=False)
-        for lo, hi in ranges:
-            facts.add(scan.items, scan.messages, lo, hi, scan.msgs)
+        facts.add_spans(scan.items, scan.messages, ranges, scan.msgs)
         lines = fold.markers[key] = render(facts.facts(), done=False)
     return lines

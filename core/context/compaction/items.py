@@ -64,6 +64,12 @@ def visible_text(item: ContextItem, messages: Mapping[int, Message]) -> str:
 def calls_text(content: str, calls: Iterable[ToolCall]) -> str:
     """``visible_text`` of a message with tool calls shown with ``content``: the non-empty
     parts, one per line."""
+    return "\n".join(calls_parts(content, calls))
+
+
+def calls_parts(content: str, calls: Iterable[ToolCall]) -> list[str]:
+    """``calls_text``'s lines before they are joined (a reader of many messages' texts
+    takes the parts: they repeat across messages more often than the joined text)."""
     parts = [content] if content else []
     for call in calls:
         if call.name:
@@ -71,7 +77,7 @@ def calls_text(content: str, calls: Iterable[ToolCall]) -> str:
         if call.arguments:
             parts.append(call.arguments)
             parts += _arg_strings(call.arguments)
-    return "\n".join(parts)
+    return parts
 
 
 @lru_cache(maxsize=1 << 14)

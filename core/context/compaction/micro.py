@@ -45,6 +45,13 @@ def _placeholder(tool: str, content: str, failed: bool) -> str:
     return "\n".join(lines)
 
 
+def _least(tool: str, content: str, failed: bool) -> int:
+    """The length of ``_placeholder``'s text without its refs line: a lower bound, so a
+    result no longer than it keeps its content whatever its refs are."""
+    head = len(tool) + 17  # "[Previous: used <tool>]"
+    return head + len(tool) + 11 + len(first_line(content)) if failed else head
+
+
 def micro(
     view: View, params: MicroParams, level: str = "micro", state: ContextState | None = None
 ) -> LayerResult:
@@ -121,8 +128,11 @@ class _MicroFold:
             tool = _tool(msg, names)
             if msg.name is None:
                 self.used[msg.tool_call_id or ""] = tool
-            text = placeholder(tool, msg)
-            if len(text) < len(msg.content):
+            content, failed = msg.content, is_failure(msg)
+            if len(content) <= _least(tool, content, failed):
+                continue  # no placeholder is shorter: its refs need not be read
+            text = _placeholder(tool, content, failed)
+            if len(text) < len(content):
                 out[i] = _shown_as(msg.sequence, text, item.role, item.kind)
                 self.replaced.append(msg.sequence)
                 self.changed = min(self.changed, i)

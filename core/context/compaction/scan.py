@@ -100,7 +100,7 @@ class Scan:
             cum.append(total)
         self.work += len(items) - k
         start = self.units.pop().start if self.units else 0  # the last unit may grow
-        split_from(items, msgs, start, self.units)
+        split_from(items, self.msgs, start, self.units)
         self.items = items
 
     def fold(self, key: Hashable, new: Callable[[], F]) -> F:

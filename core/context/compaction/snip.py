@@ -26,8 +26,11 @@ from core.goals.tool import TOOL_NAME
 from core.goals.tree import GoalTree
 from core.goals.views import compact_view
 from core.records import ContextItem
+from core.tokens import default_counter
 
 _COUNT = re.compile(r"^\[Snipped (\d+) earlier messages\]")
+#: Fact lines per part of a placeholder (``render``'s ``group``).
+_GROUP = 16
 
 
 def is_snip_placeholder(item: ContextItem) -> bool:
@@ -43,7 +46,7 @@ def snip(
     marks = fold.marks
     if len(items) - len(marks) <= params.max_messages:
         return unchanged("snip", items, f"at most {params.max_messages} messages")
-    head_end = cut_after(items, msgs, params.head_keep)  # the head's last unit stays whole
+    head_end = cut_after(items, msgs, params.head_keep, scan.msgs)  # its last unit stays whole
     tail = min(params.tail_keep, params.max_messages - head_end)
     body_marks = marks[bisect_left(marks, head_end) :]
     excess = len(items) - head_end - len(body_marks) - max(0, tail)
@@ -52,7 +55,7 @@ def snip(
     step = max(1, params.step)
     target = _index_after(head_end, -(-excess // step) * step, body_marks, len(items))
     last = scan.units[-1] if scan.units else None
-    cut = min(cut_after(items, msgs, target), last.start if last is not None else 0)
+    cut = min(cut_after(items, msgs, target, scan.msgs), last.start if last is not None else 0)
     removed, marker = fold.cut(scan, records, head_end, cut, params.max_refs)
     if not removed and not any(
         i.sequence is None and not is_snip_placeholder(i) for i in items[head_end:cut]
@@ -77,6 +80,7 @@ class _SnipFold:
         self.facts: tuple[int, int, FactFold] | None = None
         """``(lo, hi, facts of items[lo:hi])``."""
         self.last: tuple[tuple[int, int, int, GoalTree], tuple[int, ...], ContextItem] | None = None
+        self.view: tuple[GoalTree, str] | None = None
 
     def extend(self, scan: Scan) -> None:
         items, msgs = scan.items, scan.msgs
@@ -102,10 +106,19 @@ class _SnipFold:
         (the cut moves in steps, so most calls of a growing context ask the same again)."""
         key = (lo, hi, max_refs, records.goals)
         if self.last is None or self.last[0] != key:
-            text = _placeholder(scan, self, records, lo, hi, max_refs)
-            marker = ContextItem(None, text, "user", "placeholder")
+            parts = _placeholder_parts(scan, self, records, lo, hi, max_refs)
+            # counted now from its parts (the compactor counts the output next): only the
+            # parts that changed since the last cut are encoded, not the whole placeholder
+            default_counter().count_joined(parts)
+            marker = ContextItem(None, "".join(parts), "user", "placeholder")
             self.last = (key, self.sequences(lo, hi), marker)
         return self.last[1], self.last[2]
+
+    def plan(self, tree: GoalTree) -> str:
+        """``compact_view(tree)``, written again only for a new tree (a value)."""
+        if self.view is None or self.view[0] is not tree:
+            self.view = (tree, compact_view(tree))
+        return self.view[1]
 
     def sequences(self, lo: int, hi: int) -> tuple[int, ...]:
         stored = self.stored
@@ -131,9 +144,12 @@ def _index_after(start: int, count: int, marks: list[int], size: int) -> int:
     return min(end, size)
 
 
-def _placeholder(
+def _placeholder_parts(
     scan: Scan, fold: _SnipFold, records: Records, lo: int, hi: int, max_refs: int
-) -> str:
+) -> list[str]:
+    """The placeholder's text in parts, each but the last ending with its newline: the
+    count line, the fact lines in groups of ``_GROUP`` (``render``) and the goal plan.
+    Between two cuts of a growing context the groups of earlier facts do not change."""
     marks = fold.marks[bisect_left(fold.marks, lo) : bisect_left(fold.marks, hi)]
     count = hi - lo - len(marks)
     goal_calls = bisect_left(fold.goal_calls, lo) < bisect_left(fold.goal_calls, hi)
@@ -143,7 +159,7 @@ def _placeholder(
         count += int(m.group(1)) if m else 0
         goal_calls = goal_calls or "\nGoals:\n" in content
     facts = fold.facts_of(scan, lo, hi)
-    lines = [f"[Snipped {count} earlier messages]", *render(facts, max_refs)]
+    lines = [f"[Snipped {count} earlier messages]", *render(facts, max_refs, group=_GROUP)]
     if goal_calls and records.goals.goals:
-        lines += ["Goals:", compact_view(records.goals)]
-    return "\n".join(lines)
+        lines += ["Goals:", fold.plan(records.goals)]
+    return [line + "\n" for line in lines[:-1]] + lines[-1:]

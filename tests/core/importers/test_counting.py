@@ -117,6 +117,21 @@ def test_counted_ahead_rows_are_written_with_their_exact_counts(
     _hashes_are_the_views(store, [r.trace_id for r in results])
 
 
+def test_counted_ahead_on_the_threads_own_encodings_are_exact(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counting threads encode with encodings of their own once they have encoded
+    ``OWN_AFTER_CHARS`` (here at once): the stored counts are still the texts' own."""
+    from core.tokens import encodings
+
+    monkeypatch.setattr(encodings, "OWN_AFTER_CHARS", 0)
+    with counting.CountsAhead() as ahead:
+        (res,) = import_paths(store, [FIXTURE], counts=ahead)
+        assert ahead._counter.own_encoding
+    assert pending(store, res.trace_id) == 0
+    assert _stored(store, res.trace_id) == _expected(store, res.trace_id)
+
+
 def test_first_jobs_are_small_and_a_waited_for_queue_goes_out_as_two() -> None:
     """The workers get a job after ``FIRST_CHUNK`` characters (not after a whole
     ``CHUNK``), and a queue the importer waits for is cut in two jobs of about equal text,

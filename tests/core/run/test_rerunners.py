@@ -109,9 +109,19 @@ def test_run_and_replay_do_not_load_the_demo_and_the_cli_registers_it() -> None:
         "print('core.demo' in sys.modules)"
     )
     assert loaded == "False"
+    # a command that may run a trace again registers them as it starts (``ctxlens context``
+    # here, on a store without that trace: exit 2); ``ctxlens traces`` starts without them
     keys = _fresh_python(
-        "import sys, app.cli; from core.run.rerunners import rerunner_keys, toolset, runner_kind;"
-        "print(rerunner_keys(), toolset('demo') is not None,"
+        "import sys, tempfile, contextlib, io, app.cli;"
+        "from core.run.rerunners import rerunner_keys, toolset, runner_kind;"
+        "from core.store import Store;"
+        "db = tempfile.mkdtemp() + '/s.db'; Store.open(db).close();"
+        "quiet = contextlib.redirect_stderr(io.StringIO());"
+        "quiet.__enter__();"
+        "listed = app.cli.main(['--db', db, 'traces'], out=io.StringIO());"
+        "before = rerunner_keys();"
+        "code = app.cli.main(['--db', db, 'context', 'nope'], out=io.StringIO());"
+        "print(listed, before, code, rerunner_keys(), toolset('demo') is not None,"
         " runner_kind({'delegation': {}}).key, 'core.delegation.runner' in sys.modules)"
     )
-    assert keys == "('demo', 'delegation_demo') True delegation False"  # registered, not loaded
+    assert keys == "0 () 2 ('demo', 'delegation_demo') True delegation False"  # not loaded
