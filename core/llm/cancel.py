@@ -15,14 +15,22 @@ from core.llm.errors import CallCancelled
 T = TypeVar("T")
 
 
+def raise_if_cancelled(cancel: asyncio.Event | None, *unstarted: Awaitable[object]) -> None:
+    """``CallCancelled`` if ``cancel`` is set, closing the coroutines among ``unstarted``
+    first (none of them runs, and none is left behind never awaited)."""
+    if cancel is None or not cancel.is_set():
+        return
+    for aw in unstarted:
+        if asyncio.iscoroutine(aw):
+            aw.close()
+    raise CallCancelled("cancelled before the call started")
+
+
 async def race_cancel(aw: Awaitable[T], cancel: asyncio.Event | None) -> T:
     """Await ``aw``; if ``cancel`` is set first, stop it and raise ``CallCancelled``."""
     if cancel is None:
         return await aw
-    if cancel.is_set():
-        if asyncio.iscoroutine(aw):
-            aw.close()
-        raise CallCancelled("cancelled before the call started")
+    raise_if_cancelled(cancel, aw)
     task = asyncio.ensure_future(aw)
     waiter = asyncio.ensure_future(cancel.wait())
     try:

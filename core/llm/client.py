@@ -20,7 +20,7 @@ import httpx
 import orjson
 
 from core.llm.assemble import StreamAssembler, parse_completion
-from core.llm.cancel import race_cancel
+from core.llm.cancel import race_cancel, raise_if_cancelled
 from core.llm.errors import ErrorKind, ModelCallError, classify, retry_after_seconds
 from core.llm.response import ModelResponse, StreamDone, StreamEvent
 from core.llm.secrets import redact
@@ -99,6 +99,7 @@ class ChatClient:
         **request: Unpack[RequestArgs],
     ) -> ModelResponse:
         """One call; streaming by default (``settings.stream``). ``on_event`` sees deltas."""
+        raise_if_cancelled(cancel)  # before the call's coroutines exist
         use_stream = self.settings.stream if stream is None else stream
         if use_stream:
             call = self._complete_streaming(messages, on_event, request)

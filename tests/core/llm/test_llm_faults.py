@@ -305,7 +305,11 @@ def test_asyncio_cancellation_propagates(echo_server: ModelServer) -> None:
     assert len(echo_server.requests) == 1
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_a_set_cancel_event_prevents_the_call(echo_server: ModelServer) -> None:
+    """And leaves no coroutine behind unawaited (the streaming call's was made, then
+    dropped: "coroutine 'ChatClient._complete_streaming' was never awaited")."""
+
     async def go() -> None:
         cancel = asyncio.Event()
         cancel.set()
