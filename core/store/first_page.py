@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from core.records import CompactionEvent, ToolCall, decode_items
-from core.store.paths import LineInfo, Segment, on_path, path_segments, slice_segments
+from core.store.path_reads import IN_CHUNK, PathReads
+from core.store.paths import LineInfo, Segment, path_segments, slice_segments
 from core.store.preview_record import MessagePreview
 from core.store.quick import head_revision
 
@@ -121,7 +122,7 @@ class QuickStore:
             conn.close()
 
 
-class QuickReader:
+class QuickReader(PathReads):
     """The ``PathReader`` reads, in ``sqlite3``; the same rows, order and records as the
     ``Reader``'s (``tests/core/test_first_page.py``)."""
 
@@ -161,44 +162,24 @@ class QuickReader:
         return path_segments(self.lines(trace_id), *found)
 
     def positions(self, trace_id: str, sequences: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return {s: (ln, d) for s, ln, d in self._by_sequence("line, depth", trace_id, sequences)}
+
+    def parents(self, trace_id: str, sequences: Sequence[int]) -> dict[int, int | None]:
+        return {s: p for s, p in self._by_sequence("parent_sequence", trace_id, sequences)}
+
+    def _by_sequence(
+        self, columns: str, trace_id: str, sequences: Sequence[int]
+    ) -> Iterator[tuple[Any, ...]]:
+        """``(sequence, *columns)`` of each given message of the trace, ``IN_CHUNK`` at a
+        time; unknown sequences are left out."""
         wanted = sorted(set(sequences))
-        out: dict[int, tuple[int, int]] = {}
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
+        for i in range(0, len(wanted), IN_CHUNK):
+            chunk = wanted[i : i + IN_CHUNK]
             q = (
-                "SELECT sequence, line, depth FROM messages WHERE trace_id = ?"
+                f"SELECT sequence, {columns} FROM messages WHERE trace_id = ?"
                 f" AND sequence IN ({','.join('?' * len(chunk))})"
             )
-            out.update({s: (ln, d) for s, ln, d in self.conn.execute(q, (trace_id, *chunk))})
-        return out
-
-    def path_rows(
-        self, trace_id: str, sequences: Sequence[int], segments: list[Segment]
-    ) -> dict[int, int]:
-        return {
-            seq: depth
-            for seq, (line, depth) in self.positions(trace_id, sequences).items()
-            if on_path(segments, line, depth)
-        }
-
-    def fork_parents(self, trace_id: str) -> dict[int, int]:
-        starts = {
-            li.start_sequence: li.line
-            for li in self.lines(trace_id).values()
-            if li.parent_line is not None
-        }
-        keys = sorted(starts)
-        parents: dict[int, int] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            q = (
-                "SELECT sequence, parent_sequence FROM messages WHERE trace_id = ?"
-                f" AND sequence IN ({','.join('?' * len(chunk))})"
-            )
-            for seq, parent in self.conn.execute(q, (trace_id, *chunk)):
-                if parent is not None:
-                    parents[starts[seq]] = int(parent)
-        return parents
+            yield from self.conn.execute(q, (trace_id, *chunk))
 
     def compactions(self, trace_id: str) -> list[CompactionEvent]:
         out = []

@@ -38,13 +38,14 @@ from core.records import (
 )
 from core.store import rows
 from core.store import schema as t
+from core.store.path_reads import IN_CHUNK, PathReads
 from core.store.paths import LineInfo, Segment, on_path, path_segments, slice_segments
 from core.store.pending import with_pending_counted
 from core.store.previews import MessagePreview, preview_columns, preview_of_row
 from core.store.triggers import PENDING_TOKENS
 
 
-class Reader:
+class Reader(PathReads):
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.count_pending = True
@@ -186,42 +187,23 @@ class Reader:
         out: dict[int, tuple[int, int]] = {}
         wanted = sorted(set(sequences))
         m = t.messages.c
-        for i in range(0, len(wanted), 500):
+        for i in range(0, len(wanted), IN_CHUNK):
             q = select(m.sequence, m.line, m.depth).where(
-                m.trace_id == trace_id, m.sequence.in_(wanted[i : i + 500])
+                m.trace_id == trace_id, m.sequence.in_(wanted[i : i + IN_CHUNK])
             )
             out.update({int(r.sequence): (int(r.line), int(r.depth)) for r in self.conn.execute(q)})
         return out
 
-    def path_rows(
-        self, trace_id: str, sequences: Sequence[int], segments: list[Segment]
-    ) -> dict[int, int]:
-        """Main-path row (= depth) of each given message that lies on ``segments``."""
-        return {
-            seq: depth
-            for seq, (line, depth) in self.positions(trace_id, sequences).items()
-            if on_path(segments, line, depth)
-        }
-
-    def fork_parents(self, trace_id: str) -> dict[int, int]:
-        """For every line that forks off another: line -> sequence of the message it
-        forks from (side branches and the abandoned side of a rewind)."""
-        starts = {
-            li.start_sequence: li.line
-            for li in self.lines(trace_id).values()
-            if li.parent_line is not None
-        }
-        parents: dict[int, int] = {}
+    def parents(self, trace_id: str, sequences: Sequence[int]) -> dict[int, int | None]:
+        out: dict[int, int | None] = {}
+        wanted = sorted(set(sequences))
         m = t.messages.c
-        keys = sorted(starts)
-        for i in range(0, len(keys), 500):
+        for i in range(0, len(wanted), IN_CHUNK):
             q = select(m.sequence, m.parent_sequence).where(
-                m.trace_id == trace_id, m.sequence.in_(keys[i : i + 500])
+                m.trace_id == trace_id, m.sequence.in_(wanted[i : i + IN_CHUNK])
             )
-            for r in self.conn.execute(q):
-                if r.parent_sequence is not None:
-                    parents[starts[int(r.sequence)]] = int(r.parent_sequence)
-        return parents
+            out.update({int(r.sequence): r.parent_sequence for r in self.conn.execute(q)})
+        return out
 
     def goal_counts(
         self, trace_id: str, segments: Sequence[Segment] | None = None
