@@ -101,7 +101,7 @@ class ContextHashes:
             if i.sequence is not None
             and not (i.content is None and i.role is None and i.sequence in plain_bytes)
         }
-        for seq in sorted(wanted - set(msgs)):
+        for seq in sorted(wanted.difference(msgs)):  # a look-up per wanted, not a set of msgs
             nm = fresh.get(seq)
             if nm is None:
                 missing.append(seq)
