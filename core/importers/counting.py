@@ -206,8 +206,12 @@ class CountsAhead:
         self._starts.append(start)
         self._jobs[n] = self._pool.submit(self._counter.count_messages, texts)
         self._left[n] = len(texts)
-        if idle:  # hand the GIL to the woken worker now, not after the switch interval
-            time.sleep(self.HANDOVER)
+        if idle:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Let the woken worker take the GIL now, not after the switch interval."""
+        time.sleep(self.HANDOVER)
 
     def __enter__(self) -> CountsAhead:
         return self

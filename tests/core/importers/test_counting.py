@@ -287,7 +287,7 @@ def test_a_job_for_an_idle_worker_hands_it_the_gil(monkeypatch: pytest.MonkeyPat
     from core.records import NewMessage
 
     naps: list[float] = []
-    monkeypatch.setattr(counting.time, "sleep", naps.append)
+    monkeypatch.setattr(counting.CountsAhead, "_hand_over", lambda self: naps.append(1.0))
     release, held = _busy_workers()
     try:
         with counting.CountsAhead() as ahead:
@@ -295,7 +295,7 @@ def test_a_job_for_an_idle_worker_hands_it_the_gil(monkeypatch: pytest.MonkeyPat
             for i in range(counting.WORKERS + 2):
                 ahead.take(NewMessage("user", f"{i}" + "x" * (chunk << i)))
             assert len(ahead._starts) == counting.WORKERS + 2
-            assert naps == [ahead.HANDOVER] * counting.WORKERS
+            assert naps == [1.0] * counting.WORKERS, "one hand-over per idle worker"
             release.set()
     finally:
         release.set()
