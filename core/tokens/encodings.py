@@ -64,8 +64,11 @@ _lock = threading.Lock()
 _lock_ranks = threading.Lock()
 
 #: Characters a thread encodes with the shared encoding before ``thread_encoding`` builds
-#: it one of its own (the pool locking costs ~25 ns a character; a build ~45 ms).
-OWN_AFTER_CHARS = 1 << 21
+#: it one of its own. A build costs ~45-50 ms; a character the other thread encodes on the
+#: shared encoding costs ~55 ns more, not ~25: the owner slows too (the two threads contend
+#: for the pools; counted import, both threads: 76 ms of CPU against 58 on own encodings,
+#: hcount3), so the rent-or-buy break-even is ~0.9 M characters, not 2.1 M.
+OWN_AFTER_CHARS = 1 << 20
 #: Searched once by the thread that builds the shared encoding, so that it is the first
 #: to use (and owns) the regex pools: letters, a contraction, digits, punctuation, blanks.
 WARM_UP = "Hello World's 123 !?\n  \n x"
@@ -121,7 +124,9 @@ def thread_encoding(name: str = "cl100k_base", chars: int = 0) -> tiktoken.Encod
     copy of one encoding shares, and only the thread that searched with a pool first takes
     its fast path; any other thread locks and unlocks the pool for each search. That cost a
     counting thread a third more per character (64 ms against 48 for the same 635 K
-    characters); an encoding of its own makes the thread the owner. Building one costs
+    characters), and the owner slows too while another thread shares its pools (counted
+    import, both threads: 76 ms of CPU against 58 on own encodings, hcount3); an encoding of
+    its own makes the thread the owner of its pools. Building one costs
     ~45 ms and ~22 MB while the thread lives, hence the wait: by ``OWN_AFTER_CHARS`` the
     locking has cost about a build, so a thread never pays more than twice the better of
     the two choices, and a small import builds nothing.

@@ -232,3 +232,72 @@ def test_counted_import_encodes_each_message_text_once_and_nothing_else(
     assert distinct > 100_000, "the session holds text to count"
     assert distinct <= ahead.encoded_chars <= sum(len(x) for x in texts)
     assert default_counter().encoded_chars == shared_before
+
+
+def _busy_workers() -> tuple[threading.Event, list[object]]:
+    """Both counting threads held on an event: jobs sent meanwhile wait in the pool."""
+    release = threading.Event()
+    started = threading.Barrier(counting.WORKERS + 1)
+
+    def hold() -> None:
+        started.wait(timeout=10)
+        release.wait(timeout=10)
+
+    pool = counting._COUNTING.get()
+    held = [pool.submit(hold) for _ in range(counting.WORKERS)]
+    started.wait(timeout=10)
+    return release, held
+
+
+def test_a_count_the_importer_waits_for_sends_the_queue_first() -> None:
+    """The importer waits for an earlier job (its last rows, at ``finish``): the texts still
+    queued go to the workers before it blocks, not once the wait is over (then the last
+    job was counted after everything else, with both workers idle meanwhile)."""
+    from core.records import NewMessage
+
+    msgs = [NewMessage("user", f"{i} " + "text " * 400) for i in range(8)]
+    release, held = _busy_workers()
+    try:
+        with counting.CountsAhead() as ahead:
+            tickets = [ahead.take(m) for m in msgs]
+            assert len(ahead._starts) == 1 and ahead._queued, "one job sent, a tail queued"
+            got: list[int] = []
+            waiter = threading.Thread(target=lambda: got.append(ahead.count(tickets[0])))
+            waiter.start()
+            for _ in range(1000):  # the waiter sends the queue, then blocks on its job
+                if not ahead._queued:
+                    break
+                threading.Event().wait(0.01)
+            assert not ahead._queued, "the queue went out while the importer waited"
+            assert not got, "the first job is still held"
+            release.set()
+            waiter.join(timeout=10)
+            got += [ahead.count(n) for n in tickets[1:]]
+    finally:
+        release.set()
+        for job in held:
+            job.result(timeout=10)  # type: ignore[attr-defined]
+    expected = TokenCounter().count_messages([(m.role, m.content, (), None) for m in msgs])
+    assert got == expected
+
+
+def test_a_job_for_an_idle_worker_hands_it_the_gil(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a worker is idle the importer sleeps ``HANDOVER`` after sending a job (the
+    worker needs the GIL to start); with every worker given a job it does not."""
+    from core.records import NewMessage
+
+    naps: list[float] = []
+    monkeypatch.setattr(counting.CountsAhead, "_hand_over", lambda self: naps.append(1.0))
+    release, held = _busy_workers()
+    try:
+        with counting.CountsAhead() as ahead:
+            chunk = ahead.FIRST_CHUNK
+            for i in range(counting.WORKERS + 2):
+                ahead.take(NewMessage("user", f"{i}" + "x" * (chunk << i)))
+            assert len(ahead._starts) == counting.WORKERS + 2
+            assert naps == [1.0] * counting.WORKERS, "one hand-over per idle worker"
+            release.set()
+    finally:
+        release.set()
+        for job in held:
+            job.result(timeout=10)  # type: ignore[attr-defined]
