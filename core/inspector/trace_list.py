@@ -127,7 +127,7 @@ def assemble(
     costs: Costs | None = None,
 ) -> list[TraceSummary]:
     """The rows from the three grouped query results (``summaries``, or the sqlite3-only
-    path of ``core/store/quick.py:trace_figures``); ``costs``: ``Costs``."""
+    path of ``core/store/quick.py:figures_and_calls``); ``costs``: ``Costs``."""
     costs = costs or {}
     out = []
     for tr in traces:

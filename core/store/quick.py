@@ -47,24 +47,15 @@ def head_revision(folder: Path = VERSIONS) -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
-def trace_figures(target: str) -> tuple[list[Any], dict[str, Any], dict[str, Any]] | None:
-    """What ``core/inspector/trace_list.py:assemble`` needs: the traces (``Trace`` records),
-    calls per trace and message spans per trace, or ``None`` as ``trace_figures``."""
-    return _query(target, _figures)
-
-
-def call_usages(target: str) -> list[tuple[Any, ...]] | None:
-    """``(trace_id, call_index, model, usage JSON text, agent_name, head_sequence)`` of
-    every model call (what pricing needs), or ``None`` as ``trace_figures``."""
-    return _query(target, _calls)
-
-
 def figures_and_calls(
     target: str,
 ) -> tuple[tuple[list[Any], dict[str, Any], dict[str, Any]], list[tuple[Any, ...]]] | None:
-    """``trace_figures`` and ``call_usages`` through one connection and one schema check
-    (``ctxlens traces`` needs both; a second connection and chain read cost ~1 ms of its
-    start-up), or ``None`` as ``trace_figures``."""
+    """What ``core/inspector/trace_list.py:assemble`` needs (the traces as ``TraceRow``s,
+    calls per trace, message spans per trace) and ``(trace_id, call_index, model, usage
+    JSON text, agent_name, head_sequence)`` of every model call (what pricing needs),
+    through one connection and one schema check; ``None`` where the file is not a current
+    SQLite store (a URL, missing, another revision, any sqlite3 error): the caller opens
+    the Store instead."""
     return _query(target, lambda conn: (_figures(conn), _calls(conn)))
 
 

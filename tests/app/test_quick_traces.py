@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.cli import main
 from core.inspector.trace_list import assemble, summaries
 from core.records import NewMessage
 from core.store import Store
 from core.store.engine import HEAD_REVISION
-from core.store.quick import head_revision, trace_figures
+from core.store.quick import figures_and_calls, head_revision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,8 +39,8 @@ def test_head_revision_read_from_the_migration_chain_is_the_engines() -> None:
 
 
 def _list_traces(db: str) -> list[dict[str, object]] | None:
-    figures = trace_figures(db)
-    return None if figures is None else [s.to_json() for s in assemble(*figures)]
+    found = figures_and_calls(db)
+    return None if found is None else [s.to_json() for s in assemble(*found[0])]
 
 
 def test_quick_listing_equals_the_store_listing(tmp_path: Path) -> None:
@@ -114,10 +116,33 @@ def test_traces_starts_without_the_rerunners_other_commands_register_them(
     assert registered == ["['core.delegation.rerun',", "'core.demo']"]
 
 
-def test_figures_and_calls_read_in_one_pass_equal_the_two_reads(tmp_path: Path) -> None:
-    from core.store.quick import call_usages, figures_and_calls
+def test_the_quick_listings_costs_equal_the_stores(tmp_path: Path) -> None:
+    """The calls ``figures_and_calls`` reads in the same pass as the figures price every
+    trace as the Store's path does (``core/cost/totals.py:trace_totals``)."""
+    from core.cost.compute import CostSummary
+    from core.cost.table import load_table
+    from core.cost.totals import trace_totals
+    from core.importers.api import import_paths
+    from core.store.quick import figures_and_calls
+    from tests.conftest import TRACES
 
+    sessions = sorted((TRACES / "claude_code").rglob("*.jsonl"))[:3]
+    if not sessions:
+        pytest.skip("no shared traces")
     db = tmp_path / "s.db"
     _store(db)
-    assert figures_and_calls(str(db)) == (trace_figures(str(db)), call_usages(str(db)))
+    with Store.open(db) as store:
+        import_paths(store, sessions)
+    code, text = _cli("--db", str(db), "traces", "--json")
+    assert code == 0
+    listed = {t["id"]: t["cost"] for t in json.loads(text)}
+    table = load_table()
+    with Store.open(db) as store:
+        costs = trace_totals(store, table)[0]
+    assert any(c["priced_calls"] for c in listed.values()), "the sessions have priced calls"
+    none = CostSummary(table.table_date).to_json()  # a trace without calls
+    want = {tid: costs[tid].to_json() if tid in costs else none for tid in listed}
+    assert {
+        tid: {k: v for k, v in c.items() if k != "recorded"} for tid, c in listed.items()
+    } == want
     assert figures_and_calls(str(tmp_path / "missing.db")) is None
