@@ -128,3 +128,23 @@ def test_summary_of_a_trace_without_a_known_window(
     else:
         assert f"{rep.budget.window:,}" in text
     assert win.last_error is None
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
+def test_the_timeline_line_counts_one_band_in_the_singular(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """The session has one ``compact_boundary``: the line under the timeline said
+    "1 compaction bands"."""
+    assert SESSION.read_text(encoding="utf-8").count('"compact_boundary"') == 1
+    db = tmp_path / "cc.db"
+    with Store.open(db) as s:
+        (res,) = import_paths(s, [SESSION])
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.show()
+    assert win.open_store(db, res.trace_id)
+    settle(qtbot, win)
+    text = win.timeline.status.text()
+    assert " messages on this path · 1 compaction band" in text, text
+    assert "compaction bands" not in text, text

@@ -480,7 +480,11 @@ class TimelineWidget(QWidget):
         src = self.source
         if src is None:
             return
-        text = f"{self.model.length:,} messages on this path · {len(src.bands)} compaction bands"
+        n_rows, n_bands = self.model.length, len(src.bands)
+        text = (
+            f"{n_rows:,} message{'s' if n_rows != 1 else ''} on this path · "
+            f"{n_bands} compaction band{'s' if n_bands != 1 else ''}"
+        )
         if self.model.membership is not None:
             text += " · " + self.model.membership.status_text(self.model.length)
         if src.detached:
