@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from core.importers.api import import_paths
+from core.importers.base import ImportResult
 from core.replay.playback import Playback
 from core.store import Store
 from tests.conftest import TRACES
@@ -43,19 +44,33 @@ def _main_prompts(path: Path) -> list[int]:
     ]
 
 
+def _window_on(
+    qtbot: Any,
+    settings: AppSettings,
+    db: Path,
+    trace_file: Path,
+    size: tuple[int, int] | None = None,
+) -> tuple[ImportResult, MainWindow]:
+    """``trace_file`` imported into a new store at ``db``, shown in a window once it has
+    settled."""
+    with Store.open(db) as s:
+        (res,) = import_paths(s, [trace_file])
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    if size is not None:
+        win.resize(*size)
+    win.show()
+    assert win.open_store(db, res.trace_id)
+    settle(qtbot, win)
+    return res, win
+
+
 @pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
 def test_context_pane_shows_recorded_calls_of_an_import(
     qtbot: Any, settings: AppSettings, tmp_path: Path
 ) -> None:
     db = tmp_path / "cc.db"
-    with Store.open(db) as s:
-        (res,) = import_paths(s, [SESSION])
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    assert win.open_store(db, res.trace_id)
-    settle(qtbot, win)
+    res, win = _window_on(qtbot, settings, db, SESSION, size=(1400, 900))
     pane = win.context
     with Store.open(db) as s, s.read() as r:
         calls = [c for c in r.llm_calls(res.trace_id) if c.agent_name == "main"]
@@ -108,14 +123,7 @@ def test_summary_of_a_trace_without_a_known_window(
 ) -> None:
     """The window is said once, as unknown (it read "unknown window window; window unknown")."""
     assert PYDICOM is not None
-    db = tmp_path / "swe.db"
-    with Store.open(db) as s:
-        (res,) = import_paths(s, [PYDICOM])
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    assert win.open_store(db, res.trace_id)
-    settle(qtbot, win)
+    win = _window_on(qtbot, settings, tmp_path / "swe.db", PYDICOM)[1]
     qtbot.waitUntil(lambda: win.context.report is not None, timeout=30_000)
     rep = win.context.report
     assert rep is not None
@@ -137,14 +145,7 @@ def test_the_timeline_line_counts_one_band_in_the_singular(
     """The session has one ``compact_boundary``: the line under the timeline said
     "1 compaction bands"."""
     assert SESSION.read_text(encoding="utf-8").count('"compact_boundary"') == 1
-    db = tmp_path / "cc.db"
-    with Store.open(db) as s:
-        (res,) = import_paths(s, [SESSION])
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    assert win.open_store(db, res.trace_id)
-    settle(qtbot, win)
+    win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION)[1]
     text = win.timeline.status.text()
     assert " messages on this path · 1 compaction band" in text, text
     assert "compaction bands" not in text, text

@@ -4,16 +4,13 @@ and the store, SQLAlchemy, the panes and the runtime load after that frame
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.fresh_python import last_value
 from ui.main_window import ROWS_WAIT_MS, MainWindow
 from ui.settings import AppSettings
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFERRED = (
     "httpx",
     "core.llm.client",
@@ -42,17 +39,10 @@ AFTER_FIRST_PAINT = (
 
 
 def _loaded(code: str, names: tuple[str, ...]) -> list[str]:
-    probe = f"import sys\n{code}\nprint([m for m in {names!r} if m in sys.modules])"
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        timeout=120,
+    found: list[str] = last_value(
+        f"import sys\n{code}\nprint([m for m in {names!r} if m in sys.modules])"
     )
-    assert res.returncode == 0, res.stderr
-    return ast.literal_eval(res.stdout.strip().splitlines()[-1])
+    return found
 
 
 def test_main_window_defers_heavy_modules() -> None:

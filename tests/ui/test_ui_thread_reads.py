@@ -7,9 +7,6 @@ The reads are caught where every one of them passes: ``Store.read`` (``Store.tra
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 import threading
 import traceback
 from collections.abc import Iterator
@@ -24,14 +21,13 @@ from core.records import NewMessage
 from core.run.config import RunConfig
 from core.store import Store, store
 from core.store.reader import Reader
+from tests.helpers.fresh_python import last_value
 from tests.sample_trace import write_long_trace, write_sample
 from tests.ui.conftest import open_window, settle
 from ui.main_window import PANES_LABEL, MainWindow
 from ui.panes.traces import TRACE_ID_ROLE
 from ui.settings import AppSettings
 from ui.window_panes import DOCKED, STEPS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class UiReads:
@@ -218,15 +214,6 @@ def test_the_preload_loads_no_qt_and_no_ui_module() -> None:
         "names = [m for m, _ in modules_for('ui.window_panes')]\n"
         "print(repr((n, qt, ui, 'core.run.live' in names, 'pygments.lexers' in names)))\n"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
-    n, qt, ui, runtime, pygments = ast.literal_eval(res.stdout.strip().splitlines()[-1])
+    n, qt, ui, runtime, pygments = last_value(probe, offscreen=False)
     assert n > 20 and runtime and pygments
     assert qt == [] and ui == []
