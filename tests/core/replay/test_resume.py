@@ -252,13 +252,25 @@ def test_a_run_killed_inside_a_subagent_resumes_inside_it(
     deadline = time.monotonic() + 300
     trace_id, inside = None, 0
     try:
+        # the child runs in slices of a few ms and is stopped while the store is read, so
+        # however fast the demo's subagent is on this machine, a slice ends inside it (a
+        # free-running child could finish the subagent between two polls)
         while inside < 2:
             assert child.poll() is None, "the demo ended before its subagent got going"
             assert time.monotonic() < deadline, "no subagent within 300 s"
-            time.sleep(0.01)
+            if trace_id is None:  # start-up, before the run's trace: no slices yet
+                time.sleep(0.01)
+            else:
+                os.kill(child.pid, signal.SIGCONT)
+                time.sleep(0.002)
+                os.kill(child.pid, signal.SIGSTOP)
             trace_id, inside = _subagent_results(db)
+            if trace_id is not None and inside < 2:
+                os.kill(child.pid, signal.SIGSTOP)
         os.kill(child.pid, signal.SIGKILL)
     finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGCONT)
         child.wait(30)
     assert trace_id is not None
     proc = ctxlens(db, "resume", trace_id, "--json")
