@@ -11,6 +11,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from core.replay.recording import call_key
 from core.replay.resume import ResumeOptions, resume
 from core.run.metrics import compute
 from core.store import Store
-from tests.helpers.ctxlens_process import spawn
+from tests.helpers.ctxlens_process import child_env, spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 KILL_AFTER = 45
@@ -220,59 +221,43 @@ def test_a_run_killed_before_its_first_round_resumes(
         assert _tool_calls(store, trace_id) == _tool_calls(whole, whole_id)
 
 
-def _subagent_results(db: Path) -> tuple[str | None, int]:
-    """The trace, and tool results on a subagent branch so far (0 once the parent moved on).
-    Read with sqlite3 (a millisecond): opening a Store per poll took longer than the demo's
-    subagent runs on a loaded machine, so the poll could miss it."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-            row = con.execute("SELECT id FROM traces ORDER BY created_at LIMIT 1").fetchone()
-            if row is None:
-                return None, 0
-            tid = row[0]
-            rows = con.execute(
-                "SELECT branch_type, role FROM messages WHERE trace_id = ? "
-                "ORDER BY sequence DESC LIMIT 40",
-                (tid,),
-            ).fetchall()
-    except sqlite3.Error:  # the child may be creating the schema right now
-        return None, 0
+def inside_a_subagent(db: Path) -> bool:
+    """Two tool results on a subagent branch, and the subagent not done (its branch holds
+    the trace's newest message): the point ``crash_at`` kills the demo at."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        row = con.execute("SELECT id FROM traces ORDER BY created_at LIMIT 1").fetchone()
+        if row is None:
+            return False
+        rows = con.execute(
+            "SELECT branch_type, role FROM messages WHERE trace_id = ? "
+            "ORDER BY sequence DESC LIMIT 40",
+            (row[0],),
+        ).fetchall()
     if not rows or rows[0][0] != "subagent":
-        return tid, 0
-    return tid, sum(1 for b, role in rows if b == "subagent" and role == "tool")
+        return False
+    return sum(1 for b, role in rows if b == "subagent" and role == "tool") >= 2
 
 
 def test_a_run_killed_inside_a_subagent_resumes_inside_it(
     tmp_path: Path, demo_store: tuple[Store, str]
 ) -> None:
     """Issue 18: resume restarted a subagent killed mid-way and repeated its completed tool
-    calls; it continues the subagent's own branch now (0 redone)."""
+    calls; it continues the subagent's own branch now (0 redone). The demo SIGKILLs itself
+    right after the write that put it inside its subagent (``tests/helpers/crash_at.py``):
+    killed from outside by a poller, it finished the subagent between two polls on a fast
+    machine and never got scheduled inside it on a loaded one."""
     db = tmp_path / "run.db"
-    child = ctxlens(db, "demo", "--json")
-    deadline = time.monotonic() + 300
-    trace_id, inside = None, 0
-    try:
-        # the child runs in slices of a few ms and is stopped while the store is read, so
-        # however fast the demo's subagent is on this machine, a slice ends inside it (a
-        # free-running child could finish the subagent between two polls)
-        while inside < 2:
-            assert child.poll() is None, "the demo ended before its subagent got going"
-            assert time.monotonic() < deadline, "no subagent within 300 s"
-            if trace_id is None:  # start-up, before the run's trace: no slices yet
-                time.sleep(0.01)
-            else:
-                os.kill(child.pid, signal.SIGCONT)
-                time.sleep(0.002)
-                os.kill(child.pid, signal.SIGSTOP)
-            trace_id, inside = _subagent_results(db)
-            if trace_id is not None and inside < 2:
-                os.kill(child.pid, signal.SIGSTOP)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGCONT)
-        child.wait(30)
-    assert trace_id is not None
+    child = subprocess.run(
+        [
+            sys.executable, "-m", "tests.helpers.crash_at",
+            f"{__name__}:inside_a_subagent", "--db", str(db), "demo", "--json",
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=child_env(), check=False,
+    )  # fmt: skip
+    assert child.returncode == -signal.SIGKILL, (child.returncode, child.stderr[-2000:])
+    assert inside_a_subagent(db)
+    with Store.open(db) as store:
+        trace_id = store.traces()[0].id
     proc = ctxlens(db, "resume", trace_id, "--json")
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
