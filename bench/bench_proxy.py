@@ -2,12 +2,17 @@
 100-chunk stream, through the proxy vs straight to the same upstream, side by side.
 
 The upstream (``tests/servers/fake_upstream.py``) runs on a thread of this process and
-notes when it wrote each event; the proxy is the real CLI process recording into a real
-store; the client (httpx, this process's main thread) notes when each event arrived. Runs
-alternate direct/proxied so both see the same machine load. A chunk's latency is arrival
-minus send (one clock: ``perf_counter`` is system-wide monotonic on Linux); the figure is
-the proxied p99 minus the direct p99. Wall time: medians of each side (goal: ≤ 3 % more), and
-the wall time beyond the upstream's own send span (which takes out the jitter of its pacing).
+notes when it wrote each event; it sends event i at i + 1 paces after the request on its
+own clock, as a provider generates tokens whatever the client's machine is doing (paced
+by "sleep after each write", the proxy's CPU on this 2-core machine stretched the
+upstream's own pacing: docs/decisions.md, "Proxy wall time: the upstream's clock"). The
+proxy is the real CLI process recording into a real store; the client (httpx, this
+process's main thread) notes when each event arrived. Runs alternate direct/relay/proxied
+so all see the same machine load. A chunk's latency is arrival minus send (one clock:
+``perf_counter`` is system-wide monotonic on Linux); the figure is the proxied p99 minus
+the direct p99. Wall time: medians of each side (goal: ≤ 3 % more), and the wall time
+beyond the upstream's own send span. The control: a bare asyncio byte relay
+(``bench/byte_relay.py``), what one more loopback hop costs here before any proxying.
 CPU: the whole proxy process per chunk relayed (the relay plus each call's two store
 writes, spread over its 100 chunks), and the event-loop thread alone (the relay).
 """
@@ -17,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -29,6 +36,7 @@ from bench import figure
 from tests.helpers.proxy_process import ProxyProcess
 from tests.servers.fake_upstream import FakeUpstream, Reply
 
+ROOT = Path(__file__).resolve().parents[1]
 CHUNKS = 100
 PACE_S = 0.004
 
@@ -47,6 +55,17 @@ def _stream(http: httpx.Client, base: str, up: FakeUpstream) -> tuple[float, flo
     wall = (time.perf_counter() - start) * 1000
     sent = up.requests[-1].sent_at
     return wall, (sent[-1] - sent[0]) * 1000, [(a - s) * 1000 for a, s in zip(arrivals, sent)]
+
+
+def _byte_relay(port: int) -> subprocess.Popen[str]:
+    """``bench/byte_relay.py`` to the upstream's port, in its own process as the proxy is;
+    its first line of output is its own port."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.byte_relay", "127.0.0.1", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -73,26 +92,36 @@ def _p99(values: list[float]) -> float:
 
 def run(quick: bool = False) -> Iterator[dict[str, Any]]:
     rounds = 6 if quick else 40
-    walls: dict[str, list[float]] = {"direct": [], "proxy": []}
-    beyond: dict[str, list[float]] = {"direct": [], "proxy": []}
-    lat: dict[str, list[float]] = {"direct": [], "proxy": []}
+    sides = ("direct", "relay", "proxy")
+    walls: dict[str, list[float]] = {side: [] for side in sides}
+    beyond: dict[str, list[float]] = {side: [] for side in sides}
+    lat: dict[str, list[float]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as tmp, FakeUpstream() as up:
         proxy = ProxyProcess(Path(tmp) / "bench.db", up.url)
+        relay = _byte_relay(up.port)
         try:
+            assert relay.stdout is not None
+            urls = {
+                "direct": up.url,
+                "relay": f"http://127.0.0.1:{int(relay.stdout.readline())}",
+                "proxy": proxy.url,
+            }
             with httpx.Client(timeout=30, headers={"content-type": "application/json"}) as http:
-                _stream(http, proxy.url, up)  # warm both paths (imports, connections)
-                _stream(http, up.url, up)
+                for side in sides:  # warm every path (imports, connections)
+                    _stream(http, urls[side], up)
                 cpu_before = _cpu_s(proxy.proc.pid)
                 loop_before = _loop_cpu_s(proxy.proc.pid)
                 for _ in range(rounds):
-                    for side, base in (("direct", up.url), ("proxy", proxy.url)):
-                        wall, span, per_chunk = _stream(http, base, up)
+                    for side in sides:
+                        wall, span, per_chunk = _stream(http, urls[side], up)
                         walls[side].append(wall)
                         beyond[side].append(wall - span)
                         lat[side].extend(per_chunk)
                 cpu_after = _cpu_s(proxy.proc.pid)
                 loop_after = _loop_cpu_s(proxy.proc.pid)
         finally:
+            relay.kill()
+            relay.wait()
             proxy.stop()
     direct_p99, proxy_p99 = _p99(lat["direct"]), _p99(lat["proxy"])
     added = proxy_p99 - direct_p99
@@ -109,8 +138,17 @@ def run(quick: bool = False) -> Iterator[dict[str, Any]]:
         direct,
         met=proxied <= direct * 1.03,
     )
-    # The upstream's pacing (asyncio sleeps) jitters under load; wall time beyond the
-    # upstream's own send span is what the path adds, without that jitter.
+    bare = statistics.median(walls["relay"])
+    yield figure(
+        "proxy",
+        "stream_100_chunks_bare_relay_wall_ms",
+        bare,
+        "ms",
+        "informational (the floor: one more loopback hop, no proxying; the proxy is judged)",
+        direct,
+    )
+    # The upstream's timer wakes late under load; wall time beyond the upstream's own send
+    # span is what the path adds, without that jitter.
     extra = statistics.median(beyond["proxy"]) - statistics.median(beyond["direct"])
     yield figure(
         "proxy",

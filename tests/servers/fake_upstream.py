@@ -130,12 +130,14 @@ class FakeUpstream:
         head = [("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]
         writer.write(head_bytes(200, "", head))
         events = _events(family, model, reply, body)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         for i, event in enumerate(events):
             if reply.fault == "stall_mid" and i == 2:
                 await writer.drain()
                 await asyncio.sleep(3600)
-            if reply.pace_s:
-                await asyncio.sleep(reply.pace_s)
+            if reply.pace_s:  # event i is due at start + (i + 1) * pace, on its own clock
+                await asyncio.sleep(max(0.0, start + (i + 1) * reply.pace_s - loop.time()))
             writer.write(chunk(event.encode()))
             seen.sent_at.append(time.perf_counter())
             await writer.drain()
