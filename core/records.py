@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, TypeVar, get_args
 
+from core.trace_record import Trace as Trace  # the record lives apart (start-up path)
+
 JSON = Any
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -218,20 +220,6 @@ def _openai_part(part: JSON) -> dict[str, Any] | None:
         if url:
             return {"type": "image_url", "image_url": {"url": url}}
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class Trace:
-    """One recorded agent run (or imported session)."""
-
-    id: str
-    title: str
-    source: str
-    created_at: float
-    head: int | None
-    messages: int
-    """Number of messages stored for the trace (all branches)."""
-    metadata: JSON | None = None
 
 
 @_quick_init

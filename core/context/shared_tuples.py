@@ -32,9 +32,37 @@ MASK = CHUNK - 1
 
 
 class TupleLike(Sequence[T_co]):
-    """What the two types share: equality, hashing and ``+`` as a tuple of the items."""
+    """What the two types share: length, indexing (a slice is a ``tuple``), equality,
+    hashing and ``+`` as a tuple of the items. A subclass reads item ``i`` (``_at``, in
+    range) and a slice (``_slice``) from its own storage."""
 
-    __slots__ = ()
+    __slots__ = ("_len",)
+
+    def __init__(self, length: int) -> None:
+        self._len = length
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> T_co: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T_co, ...]: ...
+    def __getitem__(self, index: int | slice) -> T_co | tuple[T_co, ...]:
+        if isinstance(index, slice):
+            return self._slice(index)
+        n = self._len
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return self._at(index)
+
+    def _at(self, index: int) -> T_co:
+        raise NotImplementedError
+
+    def _slice(self, index: slice) -> tuple[T_co, ...]:
+        raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
         if other is self:
@@ -73,27 +101,13 @@ class ChunkedTuple(TupleLike[T_co]):
     """An immutable sequence stored as chunks of ``CHUNK`` items (the last may be shorter).
     Made by ``ChunkedList.snapshot``; two snapshots share every chunk neither changed."""
 
-    __slots__ = ("_chunks", "_len")
+    __slots__ = ("_chunks",)
 
     def __init__(self, chunks: tuple[tuple[T_co, ...], ...], length: int) -> None:
+        super().__init__(length)
         self._chunks = chunks
-        self._len = length
 
-    def __len__(self) -> int:
-        return self._len
-
-    @overload
-    def __getitem__(self, index: int) -> T_co: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[T_co, ...]: ...
-    def __getitem__(self, index: int | slice) -> T_co | tuple[T_co, ...]:
-        if isinstance(index, slice):
-            return self._slice(index)
-        n = self._len
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("ChunkedTuple index out of range")
+    def _at(self, index: int) -> T_co:
         return self._chunks[index >> SHIFT][index & MASK]
 
     def _slice(self, index: slice) -> tuple[T_co, ...]:
@@ -180,31 +194,20 @@ class ListPrefix(TupleLike[T_co]):
     """The first ``len(items)`` items of ``items`` at the time it is made: immutable as
     long as ``items`` is only appended to, which its owner guarantees."""
 
-    __slots__ = ("_items", "_len")
+    __slots__ = ("_items",)
 
     def __init__(self, items: list[T_co]) -> None:
+        super().__init__(len(items))
         self._items = items
-        self._len = len(items)
 
-    def __len__(self) -> int:
-        return self._len
-
-    @overload
-    def __getitem__(self, index: int) -> T_co: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[T_co, ...]: ...
-    def __getitem__(self, index: int | slice) -> T_co | tuple[T_co, ...]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._len)
-            if step < 0:
-                return tuple(self)[index]
-            return tuple(self._items[start:stop:step])
-        n = self._len
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("ListPrefix index out of range")
+    def _at(self, index: int) -> T_co:
         return self._items[index]
+
+    def _slice(self, index: slice) -> tuple[T_co, ...]:
+        start, stop, step = index.indices(self._len)
+        if step < 0:
+            return tuple(self)[index]
+        return tuple(self._items[start:stop:step])
 
     def __iter__(self) -> Iterator[T_co]:
         return islice(self._items, self._len)

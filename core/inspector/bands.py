@@ -14,7 +14,7 @@ from core.records import CompactionEvent
 from core.store.paths import Segment
 
 if TYPE_CHECKING:  # a Reader or the first page's sqlite3 reader (no SQLAlchemy)
-    from core.store.first_page import PathReader
+    from core.store.path_reads import EitherReader
 
 #: What each compaction level did, in words a user reads without knowing the level names.
 LEVEL_NAMES = {
@@ -76,7 +76,7 @@ def _word(recorded: bool) -> str:
 
 
 def bands(
-    reader: PathReader, trace_id: str, segments: list[Segment]
+    reader: EitherReader, trace_id: str, segments: list[Segment]
 ) -> tuple[list[Band], list[Band]]:
     """``(on_path, detached)``; on-path bands sorted by row, then by record order."""
     events = reader.compactions(trace_id)

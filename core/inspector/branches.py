@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from core.store.paths import LineInfo, Segment, on_path
 
 if TYPE_CHECKING:  # a Reader or the first page's sqlite3 reader (no SQLAlchemy)
-    from core.store.first_page import PathReader
+    from core.store.path_reads import EitherReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ def branch_label(kind: str) -> str:
 
 
 def branches(
-    reader: PathReader, trace_id: str, segments: list[Segment] | None = None
+    reader: EitherReader, trace_id: str, segments: list[Segment] | None = None
 ) -> list[Branch]:
     """Every forking line, with whether its tip lies on the main path."""
     segs = segments if segments is not None else reader.segments(trace_id)
@@ -80,7 +80,7 @@ def branches(
     return out
 
 
-def summaries_by_branch(reader: PathReader, trace_id: str) -> dict[str, int]:
+def summaries_by_branch(reader: EitherReader, trace_id: str) -> dict[str, int]:
     """Compaction-call branch id -> the summary it wrote, from the compaction events that
     name their summarizer (``details.summarizer.branch_id``: an imported Claude Code
     ``agent-acompact-*`` transcript)."""
@@ -93,7 +93,7 @@ def summaries_by_branch(reader: PathReader, trace_id: str) -> dict[str, int]:
 
 
 def _abandoned_tails(
-    reader: PathReader, trace_id: str, segs: list[Segment], lines: dict[int, LineInfo]
+    reader: EitherReader, trace_id: str, segs: list[Segment], lines: dict[int, LineInfo]
 ) -> list[Branch]:
     """A rewind leaves the old continuation on the same line, past the path's end on it."""
     out = []

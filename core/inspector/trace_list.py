@@ -14,30 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from core.trace_record import Trace
 
 if TYPE_CHECKING:
     from core.store.reader import Reader
-
-
-class TraceLike(Protocol):
-    """A ``core.records.Trace``, or the sqlite3-only path's row of the same fields (which
-    keeps ``ctxlens traces`` from importing the record types)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def created_at(self) -> float: ...
-    @property
-    def head(self) -> int | None: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def metadata(self) -> Any: ...
 
 
 Calls = dict[str, tuple[int, str | None]]
@@ -56,7 +38,7 @@ def imported_sources() -> frozenset[str]:
 
 @dataclass(frozen=True)
 class TraceSummary:
-    trace: TraceLike
+    trace: Trace
     model: str | None
     start: float
     duration: float | None
@@ -121,7 +103,7 @@ def summaries(r: Reader, costs: Costs | None = None) -> list[TraceSummary]:
 
 
 def assemble(
-    traces: Iterable[TraceLike],
+    traces: Iterable[Trace],
     calls: Calls,
     messages: Spans,
     costs: Costs | None = None,
@@ -173,9 +155,7 @@ def _messages(r: Reader) -> Spans:
     return {tid: (lo, hi, int(n or 0)) for tid, lo, hi, n in r.conn.execute(q)}
 
 
-def _span(
-    tr: TraceLike, first: float | None, last: float | None
-) -> tuple[float, float | None, bool]:
+def _span(tr: Trace, first: float | None, last: float | None) -> tuple[float, float | None, bool]:
     """``(start, duration, dated)``: the span the file recorded, a run's message times, or
     (an import that dated nothing) the import time, marked undated."""
     meta = tr.metadata if isinstance(tr.metadata, dict) else {}

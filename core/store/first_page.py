@@ -5,12 +5,13 @@ Importing SQLAlchemy, the schema and the store costs more CPU than everything el
 the window's first frame and the trace's rows. For a SQLite store file at exactly this
 code's schema head (``core/store/quick.py:head_revision``, one query on
 ``alembic_version``), ``QuickStore`` answers the reads the timeline's first load makes
-(``PathReader``: the path's segments, compaction bands, branches and row previews) with the
-same SQL the ``Reader`` compiles to, returning the same records. Anything else (a server
-URL, an old schema that must migrate, a missing file, a message whose token count is still
-pending) is ``None`` or ``NeedsStore``, and the caller opens the ``Store`` as before; it
-also opens it once the rows are painted, for everything after them. The ``Reader`` stays
-the one reader for everything else; a test reads the same rows through both.
+(``core/store/path_reads.py:PathReads``: the path's segments, compaction bands, branches
+and row previews) with the same SQL the ``Reader`` compiles to, returning the same records.
+Anything else (a server URL, an old schema that must migrate, a missing file, a message
+whose token count is still pending) is ``None`` or ``NeedsStore``, and the caller opens the
+``Store`` as before; it also opens it once the rows are painted, for everything after them.
+The ``Reader`` stays the one reader for everything else; a test reads the same rows through
+both.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from core.records import CompactionEvent, ToolCall, decode_items
@@ -28,9 +29,6 @@ from core.store.path_reads import IN_CHUNK, PathReads
 from core.store.paths import LineInfo, Segment, path_segments, slice_segments
 from core.store.preview_record import MessagePreview
 from core.store.quick import head_revision
-
-if TYPE_CHECKING:
-    from core.records import Message
 
 PENDING_TOKENS = -1
 """``core/store/triggers.py:PENDING_TOKENS`` (that module loads the schema; a test keeps
@@ -41,31 +39,8 @@ class NeedsStore(Exception):
     """The read needs the ``Store`` (a pending token count is counted by its reader)."""
 
 
-class PathReader(Protocol):
-    """What the timeline's path and pages are read with: a ``Reader`` or a ``QuickReader``."""
-
-    def segments(self, trace_id: str, head: int | None = None) -> list[Segment]: ...
-    def lines(self, trace_id: str) -> dict[int, LineInfo]: ...
-    def path_rows(
-        self, trace_id: str, sequences: Sequence[int], segments: list[Segment]
-    ) -> dict[int, int]: ...
-    def fork_parents(self, trace_id: str) -> dict[int, int]: ...
-    def compactions(self, trace_id: str) -> list[CompactionEvent]: ...
-    def main_path_page(
-        self,
-        trace_id: str,
-        offset: int,
-        limit: int,
-        head: int | None = None,
-        segments: list[Segment] | None = None,
-    ) -> Sequence[Message | MessagePreview]: ...
-    def main_path_previews(
-        self, trace_id: str, offset: int, limit: int, segments: list[Segment], chars: int
-    ) -> Sequence[MessagePreview]: ...
-
-
 class PathStore(Protocol):
-    """A ``Store`` or a ``QuickStore``: read transactions of a ``PathReader``."""
+    """A ``Store`` or a ``QuickStore``: read transactions of a ``PathReads``."""
 
     def read(self) -> Any: ...
 
@@ -122,8 +97,8 @@ class QuickStore:
             conn.close()
 
 
-class QuickReader(PathReads):
-    """The ``PathReader`` reads, in ``sqlite3``; the same rows, order and records as the
+class QuickReader(PathReads[MessagePreview]):
+    """The ``PathReads`` reads, in ``sqlite3``; the same rows, order and records as the
     ``Reader``'s (``tests/core/test_first_page.py``)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -192,18 +167,12 @@ class QuickReader(PathReads):
             )
         return out
 
-    def main_path_page(
-        self,
-        trace_id: str,
-        offset: int,
-        limit: int,
-        head: int | None = None,
-        segments: list[Segment] | None = None,
+    def segments_page(
+        self, trace_id: str, offset: int, limit: int, segments: list[Segment]
     ) -> list[MessagePreview]:
         """Previews, not whole messages, token counts as stored: what the path's reads
         need of them (``core/inspector/branches.py``: a fork's sequence)."""
-        segs = segments if segments is not None else self.segments(trace_id, head)
-        return self._previews(trace_id, offset, limit, segs, 0, counted=False)
+        return self._previews(trace_id, offset, limit, segments, 0, counted=False)
 
     def main_path_previews(
         self, trace_id: str, offset: int, limit: int, segments: list[Segment], chars: int

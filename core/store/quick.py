@@ -13,22 +13,12 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
+from core.trace_record import Trace
+
 T = TypeVar("T")
-
-
-class TraceRow(NamedTuple):
-    """A trace's row with ``core.records.Trace``'s fields (without importing it)."""
-
-    id: str
-    title: str
-    source: str
-    created_at: float
-    head: int | None
-    messages: int
-    metadata: Any
 
 
 VERSIONS = Path(__file__).parent / "migrations" / "versions"
@@ -50,7 +40,7 @@ def head_revision(folder: Path = VERSIONS) -> str | None:
 def figures_and_calls(
     target: str,
 ) -> tuple[tuple[list[Any], dict[str, Any], dict[str, Any]], list[tuple[Any, ...]]] | None:
-    """What ``core/inspector/trace_list.py:assemble`` needs (the traces as ``TraceRow``s,
+    """What ``core/inspector/trace_list.py:assemble`` needs (the traces as ``Trace``s,
     calls per trace, message spans per trace) and ``(trace_id, call_index, model, usage
     JSON text, agent_name, head_sequence)`` of every model call (what pricing needs),
     through one connection and one schema check; ``None`` where the file is not a current
@@ -83,7 +73,7 @@ def _figures(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, Any], dict[
     import json
 
     traces = [
-        TraceRow(tid, title, source, created, head, n, json.loads(meta) if meta else None)
+        Trace(tid, title, source, created, head, n, json.loads(meta) if meta else None)
         for tid, title, source, created, n, head, meta in conn.execute(
             "SELECT id, title, source, created_at, message_count, head_sequence, metadata"
             " FROM traces ORDER BY created_at, id"

@@ -45,7 +45,7 @@ from core.store.previews import MessagePreview, preview_columns, preview_of_row
 from core.store.triggers import PENDING_TOKENS
 
 
-class Reader(PathReads):
+class Reader(PathReads[Message]):
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.count_pending = True
@@ -112,17 +112,10 @@ class Reader(PathReads):
     def main_path_length(self, trace_id: str, head: int | None = None) -> int:
         return sum(len(s) for s in self.segments(trace_id, head))
 
-    def main_path_page(
-        self,
-        trace_id: str,
-        offset: int,
-        limit: int,
-        head: int | None = None,
-        segments: list[Segment] | None = None,
+    def segments_page(
+        self, trace_id: str, offset: int, limit: int, segments: list[Segment]
     ) -> list[Message]:
-        """Rows ``offset..offset+limit-1`` of the path to ``head``; row i is depth i."""
-        segs = segments if segments is not None else self.segments(trace_id, head)
-        return self._messages(self._path_rows(_WHOLE_ROWS, trace_id, offset, limit, segs))
+        return self._messages(self._path_rows(_WHOLE_ROWS, trace_id, offset, limit, segments))
 
     def main_path_previews(
         self, trace_id: str, offset: int, limit: int, segments: list[Segment], chars: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -270,10 +270,10 @@ class TraceTreeModel(QStandardItemModel):
             if isinstance(row, EvalGroup):
                 for s in row.samples:
                     items[0].appendRow(self._items(s))
-                    self.records.append(cast(Trace, s.trace))
+                    self.records.append(s.trace)
                     scores.add(_score(s)[0])
             else:
-                self.records.append(cast(Trace, row.trace))  # the window reads a Store
+                self.records.append(row.trace)
             self.appendRow(items)
         self.scores = sorted(s for s in scores if s)
 
