@@ -117,14 +117,18 @@ def _trace_request(store: Any, args: Any) -> CompactRequest:
 
 
 def _limits(req: CompactRequest) -> dict[str, Any]:
-    """``{window: {tokens, source}, threshold: {tokens, share, source}, not_in_transcript,
-    images_estimated}``."""
+    """``{window: {tokens, source}, threshold: {tokens, share, source, observed, label},
+    not_in_transcript, images_estimated}``."""
     return {
         "window": {"tokens": req.window, "source": req.window_source},
         "threshold": {
             "tokens": int(req.window * req.threshold),
             "share": req.threshold,
             "source": req.threshold_source,
+            # the auto-compact point is where the tool's compaction fired: its own threshold
+            # is at or below it (``tokens`` is an upper bound)
+            "observed": req.threshold_observed,
+            "label": req.threshold_label,
         },
         "not_in_transcript": req.not_in_transcript,
         "images_estimated": req.images_estimated,
@@ -136,7 +140,7 @@ def _text(pv: Preview, data: dict[str, Any]) -> str:
     lines = [
         f"{pv.trace_id}: {data['level']} -> {data['status']} ({data['reason']})",
         f"  window {w['tokens']:,} ({w['source'].replace('-', ' ')}), "
-        f"threshold {th['tokens']:,} ({th['source']})"
+        f"threshold {th['tokens']:,} ({th['label']})"
         + (
             f", {gap:,} of the prompt not in the transcript"
             if (gap := data["limits"]["not_in_transcript"])

@@ -30,6 +30,7 @@ def run(ctx: CliContext) -> int:
     from core.cost.stored import one_call_cost, trace_cost
     from core.inspector.context_report import view_images
     from core.inspector.images import gap_text
+    from core.inspector.prompt import prompt_measure
     from core.inspector.recorded import recorded_of
     from core.proxy.query import proxied_request
 
@@ -65,7 +66,14 @@ def run(ctx: CliContext) -> int:
     unexplained = usage.unexplained(total + image_tokens) if usage is not None else None
     if gap is not None:
         unexplained = gap.tokens
-    prompt = total + image_tokens + max(unexplained or 0, 0)
+    # the prompt as the Context and Budget panes measure it (recorded, counted or estimated)
+    measure = prompt_measure(
+        by,
+        image_tokens,
+        usage.prompt_tokens if usage is not None else None,
+        gap.tokens if gap is not None and usage is None else None,
+    )
+    prompt = measure.tokens
     result = {
         "call": ctx.args.call,
         "messages": messages,
@@ -79,8 +87,13 @@ def run(ctx: CliContext) -> int:
         "unexplained_tokens": unexplained,
         "context": _context_kind(call),
         "limits": {name: value for name, value in budget.markers()},
+        # Each limit against the prompt; an observed one (Claude Code's auto-compact point:
+        # the size at which it fired) leaves at most ``left`` (``left_bound: at_most``).
+        "limits_detail": [limit.to_json() for limit in budget.limits_left(prompt)],
         # The prompt the window holds: reconstructed + what the transcript lacks (recorded).
         "prompt_tokens": prompt,
+        "prompt_basis": measure.basis,
+        "prompt_estimated": measure.estimated,
         "free_tokens": None if budget.window is None else max(0, budget.window - prompt),
         "carried_from": gap.to_json() if gap is not None else None,
         # Images have no text to count: their tokens are estimated by the provider's rule.

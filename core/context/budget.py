@@ -5,6 +5,11 @@ them, else the defaults of the seeds (B 2.1: soft 32,000 / hard 40,000 tokens; C
 threshold 0.5 × the context window). An imported trace gets none of those: only its window
 (``core/context/window.py``, possibly unknown) and the limits the tool itself had (Claude
 Code's auto-compact point, as its compaction markers recorded it).
+
+The auto-compact point is observed, not configured: it is the context size at which the tool
+compacted (``compactMetadata.preTokens``), so the tool's own threshold is at or below it.
+It is drawn and listed as "auto-compact fired at", and what is left before it is an upper
+bound ("≤ 335 left"): ``Budget.limits_left``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,47 @@ DEFAULT_WINDOW = 128_000
 DEFAULT_SOFT = 32_000
 DEFAULT_HARD = 40_000
 DEFAULT_THRESHOLD = 0.5
+
+OBSERVED_LIMITS = {"auto-compact point": "auto-compact fired at"}
+"""Limits seen where they took effect (marker name → how it is drawn and listed): the real
+threshold is at or below the value."""
+
+
+def limit_label(name: str) -> str:
+    """A limit as drawn and listed ("auto-compact fired at" for the observed one)."""
+    return OBSERVED_LIMITS.get(name, name)
+
+
+@dataclass(frozen=True)
+class LimitLeft:
+    """One limit against a prompt: what is left before it, or how far over it."""
+
+    name: str
+    """The marker's name (``Budget.markers``; the key of ``context --json``'s ``limits``)."""
+    label: str
+    tokens: int
+    observed: bool
+    """An observed limit: the real one is at or below ``tokens``, so ``left`` is an upper
+    bound (and "over" a lower bound)."""
+    left: int
+    """``tokens`` minus the prompt (negative: over)."""
+
+    @property
+    def left_text(self) -> str:
+        """``57,097 left`` / ``1,200 over``; for an observed limit ``≤ 335 left`` / ``≥ 1,200 over``."""
+        if self.left >= 0:
+            return f"{'≤ ' if self.observed else ''}{self.left:,} left"
+        return f"{'≥ ' if self.observed else ''}{-self.left:,} over"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "tokens": self.tokens,
+            "observed": self.observed,
+            "left": self.left,
+            "left_bound": "at_most" if self.observed else "exact",
+        }
 
 
 @dataclass(frozen=True)
@@ -51,6 +97,14 @@ class Budget:
             ("window", self.window),
         ]
         return sorted(((n, v) for n, v in marks if v is not None), key=lambda m: m[1])
+
+    def limits_left(self, prompt: int) -> list[LimitLeft]:
+        """Every limit against ``prompt`` (the Budget pane's rows, ``context --json``'s
+        ``limits_detail``)."""
+        return [
+            LimitLeft(name, limit_label(name), value, name in OBSERVED_LIMITS, value - prompt)
+            for name, value in self.markers()
+        ]
 
     def status(self, tokens: int) -> str:
         """``ok``, ``near soft`` (≥ 80 % of soft), ``over soft`` or ``over hard``; without

@@ -76,11 +76,26 @@ class CompactRequest:
     is measured on the whole prompt, images included, so the text may hold this less too."""
 
     @property
+    def threshold_observed(self) -> bool:
+        """The threshold is the tool's auto-compact point: the prompt size at which its
+        compaction fired, so its own threshold is at or below it."""
+        return self.threshold_source == "auto-compact point"
+
+    @property
+    def threshold_label(self) -> str:
+        """Where the threshold comes from, as said beside it: ``defaults``, ``trace``, or
+        ``auto-compact fired at this size; the tool's threshold is at or below it``."""
+        if self.threshold_observed:
+            return "auto-compact fired at this size; the tool's threshold is at or below it"
+        return self.threshold_source
+
+    @property
     def limits_text(self) -> str:
-        """``window 200,000 (model table) · threshold 167,094 (auto-compact point)``."""
+        """``window 200,000 (model table) · threshold 167,094 (auto-compact fired at this
+        size; the tool's threshold is at or below it)``."""
         limit = int(self.window * self.threshold)
         where = self.window_source.replace("-", " ")
-        text = f"window {self.window:,} ({where}) · threshold {limit:,} ({self.threshold_source})"
+        text = f"window {self.window:,} ({where}) · threshold {limit:,} ({self.threshold_label})"
         parts = []
         if self.not_in_transcript > 0:
             parts.append(f"{self.not_in_transcript:,} are not in the transcript")

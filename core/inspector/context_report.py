@@ -27,9 +27,10 @@ from core.context.view import (
     tokens_of,
 )
 from core.inspector.call_numbers import CallNumbering, recorded_numbering
-from core.inspector.images import IMAGES_ESTIMATED, ImageEstimate, image_estimate, image_parts
+from core.inspector.images import ImageEstimate, image_estimate, image_parts
 from core.inspector.membership import iter_current, resolve_items
-from core.inspector.recorded import CarriedGap, Recorded, recorded_of, with_unexplained
+from core.inspector.prompt import PromptMeasure, prompt_measure
+from core.inspector.recorded import CarriedGap, Recorded, recorded_of
 from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
@@ -98,19 +99,30 @@ class ContextReport:
         return self.carried.tokens if self.carried is not None else None
 
     @property
+    def measure(self) -> PromptMeasure:
+        """The prompt this context stands for and how it is known
+        (``core/inspector/prompt.py:prompt_measure``)."""
+        recorded = self.recorded.prompt_tokens if self.recorded is not None else None
+        carried = self.carried.tokens if self.carried is not None and self.recorded is None else None
+        return prompt_measure(self.by_component, self.image_tokens, recorded, carried)
+
+    @property
     def parts(self) -> dict[str, int]:
         """The token parts to draw: the counted components, ``images (estimated)`` and
         ``not in the transcript`` when there are such parts."""
-        by = dict(self.by_component)
-        if self.image_tokens:
-            by[IMAGES_ESTIMATED] = self.image_tokens
-        return with_unexplained(by, self.unexplained)
+        return self.measure.parts
 
     @property
     def prompt_tokens(self) -> int:
         """The prompt this context stands for: the parts' sum (the recorded prompt where it
         is larger than the transcript's count), what free space and limits are measured by."""
-        return sum(self.parts.values())
+        return self.measure.tokens
+
+    @property
+    def prompt_estimated(self) -> bool:
+        """``prompt_tokens`` is an estimate (the next call of an import; images' estimate
+        without a record covering them): shown with "≈"."""
+        return self.measure.estimated
 
     @property
     def matches_record(self) -> bool | None:

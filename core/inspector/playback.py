@@ -7,6 +7,13 @@ from ``state.goals``, message counts up to its head), skill and grant rows as of
 sequences in the call's context (the timeline's "in context"), the budget limits and the
 scrubber's labels. What an imported trace does not record is named (``notes``), never
 shown as an empty panel as if it were known.
+
+A frame's ``prompt`` is the call's prompt measured as the Context pane measures the same call
+(``core/inspector/prompt.py:prompt_measure``: the recorded prompt where it is recorded, the
+part the transcript lacks drawn as its own), so the Budget pane beside it agrees. Token
+figures say where they come from: a call's input is its recorded usage ("recorded") or
+ctxlens's count ("counted"); a sum over calls some of which recorded nothing says so
+("≥ 25,799 out (3 calls unknown)", "— out"), never 0.
 """
 
 from __future__ import annotations
@@ -17,10 +24,15 @@ from typing import Any
 from core.context.budget import Budget, budget_of
 from core.inspector.call_numbers import CallNumbering
 from core.inspector.goals import GoalNode, goal_outline
+from core.inspector.images import ImageEstimate, image_estimate, image_parts
 from core.inspector.panels import GrantRow, SkillRow, grant_row, skill_row
+from core.inspector.prompt import PromptMeasure, prompt_measure
+from core.inspector.recorded import recorded_of
 from core.records import ContextRef
-from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf
+from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf, TokensAsOf
+from core.replay.run_totals import RunTotals
 from core.store.reader import Reader
+from core.tokens.image_tokens import provider_of
 
 UNKNOWN_PARTS = {
     "calls": (
@@ -36,21 +48,75 @@ UNKNOWN_PARTS = {
 """What ``PlaybackState.unknown`` names, and what is shown instead."""
 
 
-def unknown_note(key: str) -> str:
+RUN_TOTALS_ONLY = (
+    "token usage per call",
+    "input tokens are counted by ctxlens; the trace records only the run's totals",
+)
+"""``usage`` of a trace that records its run's totals (``core/replay/run_totals.py``)."""
+
+
+def _unknown_part(key: str, totals: RunTotals | None) -> tuple[str, str]:
+    if key == "usage" and totals is not None:
+        return RUN_TOTALS_ONLY
+    return UNKNOWN_PARTS.get(key, (key, ""))
+
+
+def unknown_note(key: str, totals: RunTotals | None = None) -> str:
     """One pane's sentence: "Goals: not recorded in this trace."."""
-    name, instead = UNKNOWN_PARTS.get(key, (key, ""))
+    name, instead = _unknown_part(key, totals)
     return f"{name[:1].upper()}{name[1:]}: not recorded in this trace" + (
         f"; {instead}." if instead else "."
     )
 
 
-def unknown_line(unknown: tuple[str, ...]) -> str:
+def unknown_line(unknown: tuple[str, ...], totals: RunTotals | None = None) -> str:
     """The scrubber's line: "Not recorded in this trace: model calls (…) · goals"."""
     parts = []
     for key in unknown:
-        name, instead = UNKNOWN_PARTS.get(key, (key, ""))
+        name, instead = _unknown_part(key, totals)
         parts.append(f"{name} ({instead})" if instead else name)
     return "Not recorded in this trace: " + " · ".join(parts) if parts else ""
+
+
+# -- token figures, each saying where it comes from ----------------------------------------
+def input_text(t: TokensAsOf) -> str:
+    """This call's input: ``6,566 in (recorded; 6,625 counted)``, ``4,556 in (counted)``."""
+    if not t.input_recorded:
+        return f"{t.input:,} in (counted)"
+    counted = t.input_counted
+    beside = f"; {counted:,} counted" if counted is not None and counted != t.input else ""
+    return f"{t.input:,} in (recorded{beside})"
+
+
+def output_text(t: TokensAsOf) -> str:
+    """This call's output: ``301 out``, or ``— out`` when it was not recorded."""
+    return f"{t.output:,} out" if t.output is not None else "— out"
+
+
+def so_far_text(t: TokensAsOf) -> str:
+    """Calls 0..n: ``335,252 in / 1,687 out (recorded)``; a sum over calls some of which
+    recorded nothing says so: ``47,099 in (counted) / — out``, ``≥ 1,200 out (3 calls
+    unknown)``."""
+    if t.inputs_counted == 0:
+        inp = f"{t.cumulative_input:,} in"
+    elif t.inputs_counted >= t.calls:
+        inp = f"{t.cumulative_input:,} in (counted)"
+    else:
+        inp = f"{t.cumulative_input:,} in ({t.inputs_counted:,} of {t.calls:,} calls counted)"
+    if t.cumulative_output is None:
+        out = "— out"
+    elif t.outputs_unknown:
+        n = t.outputs_unknown
+        out = f"≥ {t.cumulative_output:,} out ({n:,} call{'s' if n != 1 else ''} unknown)"
+    else:
+        out = f"{t.cumulative_output:,} out"
+    recorded = " (recorded)" if t.inputs_counted == 0 and t.outputs_unknown == 0 else ""
+    return f"{inp} / {out}{recorded}"
+
+
+def run_totals_text(totals: RunTotals) -> str:
+    """``run totals recorded by the trace: 122,612 in / 1,369 out over 12 calls (…)``."""
+    return f"run totals recorded by the trace: {totals.text}"
 
 
 @dataclass(frozen=True)
@@ -72,10 +138,15 @@ class PlaybackFrame:
     detail: str
     name: str = ""
     """"call 37": its number on the current path (the budget pane's label)."""
+    prompt: PromptMeasure | None = None
+    """The call's prompt as the Context pane measures it (``call_prompt``); ``None`` only
+    for a frame made without it."""
+    images: ImageEstimate | None = None
 
     def note(self, key: str) -> str:
         """What a pane says instead of rows the trace does not record ("" when it does)."""
-        return unknown_note(key) if key in self.state.unknown else ""
+        totals = self.state.tokens.run_totals
+        return unknown_note(key, totals) if key in self.state.unknown else ""
 
     @property
     def position(self) -> int:
@@ -99,6 +170,8 @@ class PlaybackFrames:
     refs: dict[str, ContextRef]
     budget: Budget
     numbering: CallNumbering
+    source: str = ""
+    """The trace's source (whose image rule its calls follow when the model is unknown)."""
 
     @classmethod
     def open(cls, reader: Reader, trace_id: str) -> PlaybackFrames:
@@ -107,7 +180,9 @@ class PlaybackFrames:
         refs = {r.id: r for r in reader.refs(trace_id)}
         trace = reader.trace(trace_id)
         budget = budget_of(trace.source, trace.metadata)
-        return cls(trace_id, pb, numbering.current_main(), refs, budget, numbering)
+        return cls(
+            trace_id, pb, numbering.current_main(), refs, budget, numbering, trace.source
+        )
 
     @property
     def total_calls(self) -> int:
@@ -118,7 +193,8 @@ class PlaybackFrames:
     def notes(self) -> str:
         """What the trace cannot tell, and the calls a rewind abandoned (empty for a
         ctxlens run without a rewind)."""
-        parts = (unknown_line(self.playback.unknown), self.numbering.abandoned_note())
+        pb = self.playback
+        parts = (unknown_line(pb.unknown, pb.run_totals), self.numbering.abandoned_note())
         return " · ".join(p for p in parts if p)
 
     def stop_of(self, position: int) -> int:
@@ -136,6 +212,7 @@ class PlaybackFrames:
         goals = None
         if state.goals is not None:
             goals = goal_outline(reader, self.trace_id, state.head, tree=state.goals)
+        prompt, images = call_prompt(reader, self.source, state)
         return PlaybackFrame(
             state,
             stop,
@@ -147,6 +224,8 @@ class PlaybackFrames:
             call_label(state, self.numbering.name(state.position)),
             call_detail(state),
             self.numbering.short(state.position),
+            prompt,
+            images,
         )
 
     def grant_rows(self, grants: tuple[GrantAsOf, ...]) -> list[GrantRow]:
@@ -160,6 +239,29 @@ class PlaybackFrames:
                 )
             )  # fmt: skip
         return out
+
+
+def call_prompt(
+    reader: Reader, source: str, state: PlaybackState
+) -> tuple[PromptMeasure, ImageEstimate | None]:
+    """The call's prompt measured as the Context pane measures it
+    (``core/inspector/context_report.py:call_report``): its counted context, its images'
+    estimate by its model's rule, and its recorded prompt tokens."""
+    pictured = []
+    for item in state.context:
+        msg = state.messages.get(item.sequence) if item.sequence is not None else None
+        if msg is not None and item.content is None and image_parts(msg):
+            pictured.append(msg)
+    call = state.call
+    images = None
+    if pictured:
+        images = image_estimate(
+            reader, state.trace_id, pictured, provider_of(call.model, source)
+        )
+    rec = recorded_of(call.usage)
+    image_tokens = images.estimated_tokens if images is not None else 0
+    recorded = rec.prompt_tokens if rec is not None else None
+    return prompt_measure(state.tokens.by_component, image_tokens, recorded), images
 
 
 def grant_status(g: GrantAsOf) -> str:
@@ -182,7 +284,8 @@ def call_label(state: PlaybackState, name: str) -> str:
     """``name``: the call's number on the current path ("call 41 / 127")."""
     c = state.call
     parts = [name, c.agent_name or "main"]
-    parts.append(f"{state.tokens.input:,} tokens in")
+    t = state.tokens
+    parts.append(f"{t.input:,} tokens in ({'recorded' if t.input_recorded else 'counted'})")
     if c.error:
         parts.append("failed")
     return " · ".join(parts)
@@ -202,7 +305,9 @@ def call_detail(state: PlaybackState) -> str:
     parts.append(f"{n_items:,} item{'s' if n_items != 1 else ''}")
     if t.output is not None:
         parts.append(f"{t.output:,} tokens out")
-    parts.append(f"so far {t.cumulative_input:,} in / {t.cumulative_output:,} out")
+    parts.append(f"so far {so_far_text(t)}")
+    if t.run_totals is not None:
+        parts.append(run_totals_text(t.run_totals))
     active = next((b for b in state.compactions if b.active), None)
     n = len(state.compactions)
     if n:
@@ -223,4 +328,5 @@ def frame_json(frame: PlaybackFrame) -> dict[str, Any]:
         "stop": frame.stop,
         "label": frame.label,
         "detail": frame.detail,
+        "prompt": frame.prompt.to_json() if frame.prompt is not None else None,
     }

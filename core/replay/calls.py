@@ -55,13 +55,26 @@ class CallRef:
 
     @property
     def input_tokens(self) -> int | None:
-        """Tokens sent: ctxlens's own count, else the provider's prompt tokens."""
-        params = self.params if isinstance(self.params, dict) else {}
-        if isinstance(params.get("input_tokens"), int):
-            return int(params["input_tokens"])
+        """Tokens sent: the prompt tokens the model's usage recorded (all input, cache reads
+        and writes too), else ctxlens's own count of the request (``counted_input_tokens``).
+        The record wins: it is what the model billed and measured against its window."""
+        recorded = self.recorded_input_tokens
+        return recorded if recorded is not None else self.counted_input_tokens
+
+    @property
+    def recorded_input_tokens(self) -> int | None:
+        """The prompt tokens the model's usage recorded (``None``: no usage recorded)."""
         usage = normalize_usage(self.usage) or {}  # all input, cache reads and writes too
         value = usage.get("prompt_tokens")
         return int(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def counted_input_tokens(self) -> int | None:
+        """ctxlens's own count of the request it sent (a ctxlens run; ``None`` for an
+        import: the tool's request is not there to count)."""
+        params = self.params if isinstance(self.params, dict) else {}
+        value = params.get("input_tokens")
+        return int(value) if isinstance(value, int) else None
 
     @property
     def output_tokens(self) -> int | None:

@@ -21,8 +21,16 @@ from core.context.budget import budget_of
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
-from core.records import CompactionEvent, ContextItem, GoalEvent, Grant, SkillInjection
+from core.records import (
+    CompactionEvent,
+    ContextItem,
+    GoalEvent,
+    Grant,
+    Message,
+    SkillInjection,
+)
 from core.replay.calls import CallRef, trace_calls
+from core.replay.run_totals import RunTotals, recorded_run_totals
 from core.store.paths import LineInfo, Segment, on_path, path_segments
 from core.store.reader import Reader
 
@@ -77,14 +85,30 @@ class BoundaryAsOf:
 @dataclass(frozen=True, slots=True)
 class TokensAsOf:
     input: int
-    """Tokens this call sent (recorded, else counted from its context)."""
+    """Tokens this call sent: the prompt tokens its usage recorded, else ctxlens's count
+    (``input_recorded`` says which)."""
     output: int | None
+    """``None``: the call's output tokens were not recorded."""
     cumulative_input: int
-    """Input tokens of calls 0..n (every agent)."""
-    cumulative_output: int
+    """Input tokens of calls 0..n (every agent), each taken as ``input`` is."""
+    cumulative_output: int | None
+    """Recorded output tokens of calls 0..n: a lower bound when ``outputs_unknown`` calls
+    recorded none, ``None`` when none of them did (unknown, never 0)."""
     by_component: dict[str, int]
     context_total: int
     window: int | None
+    input_recorded: bool = False
+    """``input`` is the model's recorded usage (else ctxlens's count)."""
+    input_counted: int | None = None
+    """ctxlens's own count of this call's request (a ctxlens run), shown beside the record."""
+    calls: int = 0
+    """Calls 0..n."""
+    inputs_counted: int = 0
+    """Of calls 0..n, those whose input is ctxlens's count (no usage recorded)."""
+    outputs_unknown: int = 0
+    """Of calls 0..n, those whose output tokens were not recorded."""
+    run_totals: RunTotals | None = None
+    """The run's totals where the trace records only those (SWE-agent ``model_stats``)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +129,8 @@ class PlaybackState:
     compactions: tuple[BoundaryAsOf, ...]
     tokens: TokensAsOf
     unknown: tuple[str, ...] = ()
+    messages: Mapping[int, Message] = field(default_factory=dict, repr=False, compare=False)
+    """The context's stored messages by sequence (read once; not in ``to_json``)."""
 
     def to_json(self) -> dict[str, Any]:
         c = self.call
@@ -134,7 +160,10 @@ class PlaybackState:
             if self.grants is None
             else [{**_fields(g), "status": g.status} for g in self.grants],
             "compactions": [_fields(b) for b in self.compactions],
-            "tokens": _fields(self.tokens),
+            "tokens": {
+                **_fields(self.tokens),
+                "run_totals": t.to_json() if (t := self.tokens.run_totals) is not None else None,
+            },
             "unknown": list(self.unknown),
         }
 
@@ -158,6 +187,7 @@ class Playback:
     compactions: list[CompactionEvent]
     window: int | None
     unknown: tuple[str, ...] = ()
+    run_totals: RunTotals | None = None
     _inputs: dict[int, int] = field(default_factory=dict)
 
     @classmethod
@@ -192,6 +222,7 @@ class Playback:
             compactions,
             budget_of(trace.source, meta).window,
             unknown,
+            recorded_run_totals(meta) if "usage" in unknown else None,
         )
 
     def __len__(self) -> int:
@@ -217,7 +248,8 @@ class Playback:
         )
         total, by = token_breakdown(View(context, msgs))
         plain = {i.sequence for i in context if i.sequence is not None and i.content is None}
-        self._inputs.setdefault(position, call.input_tokens or total)
+        value = call.input_tokens
+        self._inputs.setdefault(position, value if value is not None else total)
         return PlaybackState(
             self.trace_id,
             position,
@@ -233,6 +265,7 @@ class Playback:
             self._boundaries(seen),
             self._tokens(reader, position, total, by),
             self.unknown,
+            msgs,
         )
 
     def _segments(self, head: int | None) -> list[Segment]:
@@ -316,18 +349,26 @@ class Playback:
         self, reader: Reader, position: int, total: int, by: Mapping[str, int]
     ) -> TokensAsOf:
         call = self.calls[position]
+        so_far = self.calls[: position + 1]
         cumulative = 0
         for k in range(position + 1):
             cumulative += self._input_of(reader, k)
-        output = sum(c.output_tokens or 0 for c in self.calls[: position + 1])
+        outputs = [c.output_tokens for c in so_far]
+        known = [n for n in outputs if n is not None]
         return TokensAsOf(
             self._inputs[position],
             call.output_tokens,
             cumulative,
-            output,
+            sum(known) if known else None,
             dict(by),
             total,
             self.window,
+            input_recorded=call.recorded_input_tokens is not None,
+            input_counted=call.counted_input_tokens,
+            calls=len(so_far),
+            inputs_counted=sum(1 for c in so_far if c.recorded_input_tokens is None),
+            outputs_unknown=len(outputs) - len(known),
+            run_totals=self.run_totals,
         )
 
     def _input_of(self, reader: Reader, position: int) -> int:

@@ -1,14 +1,23 @@
-"""A stacked bar of tokens by component, drawn against the window and budget markers."""
+"""A stacked bar of tokens by component, drawn against the window and budget markers.
+
+With the window unknown there is no scale to draw the prompt against: the segments take
+``UNKNOWN_WINDOW_SHARE`` of the width, their proportions only, and the rest is hatched and
+says "window unknown" — never a bar filled to the end, which reads as a full window.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from core.context.budget import Budget
+from core.context.budget import Budget, limit_label
 from core.context.view import COMPONENTS
 from ui.theme import COMPONENT_COLORS
+
+UNKNOWN_WINDOW_SHARE = 0.6
+"""The share of the bar the segments take when the window is unknown."""
+UNKNOWN_WINDOW_TEXT = "window unknown"
 
 MARKER_COLORS = {
     "compaction threshold": "#d9a520",
@@ -43,12 +52,22 @@ class TokenBar(QWidget):
         self.budget = budget
         self.setToolTip(
             "\n".join(f"{_name(c)}: {n:,} tokens" for c, n in self.parts)
-            + f"\ntotal: {total:,} of a window of {budget.window_text()}"
+            + (f"\ntotal: {total:,} of a window of {budget.window_text()}" if budget.window
+               else f"\ntotal: {total:,}; window unknown (the bar shows proportions only)")
         )
         self.update()
 
-    def scale(self) -> int:
-        return max(self.total, self.budget.window or 0, 1)
+    def scale(self) -> float:
+        """Tokens per full bar width: the larger of total and window; with the window
+        unknown, the total over ``UNKNOWN_WINDOW_SHARE`` (the rest is hatched)."""
+        if self.budget.window is None:
+            return max(self.total / UNKNOWN_WINDOW_SHARE, 1)
+        return max(self.total, self.budget.window, 1)
+
+    def marker_labels(self) -> list[str]:
+        """The limits as drawn above the bar and in the legend ("auto-compact fired at
+        167,094": an observed limit says so)."""
+        return [f"{limit_label(n)} {v:,}" for n, v in self.budget.markers()]
 
     def free_space(self) -> int | None:
         """Window tokens not used (``None``: the window is unknown)."""
@@ -71,24 +90,38 @@ class TokenBar(QWidget):
         fm = QFontMetrics(self.font())
         bar = QRect(6, 2 * fm.height() + 6, self.width() - 12, 22)
         p.fillRect(bar, self.palette().color(QPalette.ColorRole.AlternateBase))
-        for name, rect in self.segment_rects(bar):
+        rects = self.segment_rects(bar)
+        for name, rect in rects:
             p.fillRect(rect, QColor(COMPONENT_COLORS.get(name, "#999999")))
         p.setPen(self.palette().color(QPalette.ColorRole.Mid))
         p.drawRect(bar)
+        if self.budget.window is None:
+            self._unknown_window(p, bar, rects[-1][1].right() if rects else bar.left(), fm)
         self._markers(p, bar, fm)
         self._legend(p, bar.bottom() + 8, fm, text)
         p.end()
+
+    def _unknown_window(self, p: QPainter, bar: QRect, x: float, fm: QFontMetrics) -> None:
+        """The width past the segments: hatched, no scale, "window unknown" in it and above
+        the bar's end (where "window 200,000" stands when it is known)."""
+        rest = QRect(int(x) + 1, bar.top() + 1, bar.right() - int(x) - 1, bar.height() - 1)
+        mid = self.palette().color(QPalette.ColorRole.Mid)
+        p.fillRect(rest, QBrush(mid, Qt.BrushStyle.BDiagPattern))
+        text = self.palette().color(QPalette.ColorRole.WindowText)
+        p.setPen(text)
+        p.drawText(rest, int(Qt.AlignmentFlag.AlignCenter), UNKNOWN_WINDOW_TEXT)
+        w = fm.horizontalAdvance(UNKNOWN_WINDOW_TEXT)
+        p.drawText(bar.right() - w, bar.top() - 5, UNKNOWN_WINDOW_TEXT)
 
     def _markers(self, p: QPainter, bar: QRect, fm: QFontMetrics) -> None:
         """Lines at each limit; labels on two rows above the bar so close limits stay legible."""
         per = bar.width() / self.scale()
         row_right = [-1, -1]
-        for name, value in self.budget.markers():
+        for (name, value), label in zip(self.budget.markers(), self.marker_labels(), strict=True):
             x = bar.left() + int(value * per)
             color = QColor(MARKER_COLORS.get(name, "#888888"))
             p.setPen(color)
             p.drawLine(x, bar.top() - 3, x, bar.bottom() + 3)
-            label = f"{name} {value:,}"
             w = fm.horizontalAdvance(label)
             lx = min(max(bar.left(), x - w // 2), bar.right() - w)
             for row in (1, 0):
@@ -104,10 +137,11 @@ class TokenBar(QWidget):
         entries = [(f"{_name(n)} {v:,}", COMPONENT_COLORS.get(n, "#999999"), False)
                    for n, v in self.parts]  # fmt: skip
         free = self.free_space()
-        entries.append((f"free space {free:,}" if free is not None else "window unknown",
+        entries.append((f"free space {free:,}" if free is not None else UNKNOWN_WINDOW_TEXT,
                         "#dddddd", False))  # fmt: skip
-        entries += [(f"{n} {v:,}", MARKER_COLORS.get(n, "#888888"), True)
-                    for n, v in self.budget.markers()]  # fmt: skip
+        entries += [(label, MARKER_COLORS.get(n, "#888888"), True)
+                    for (n, _), label in zip(self.budget.markers(), self.marker_labels(),
+                                             strict=True)]  # fmt: skip
         x = 6
         row_h = fm.height() + 2
         for label, color, marker in entries:

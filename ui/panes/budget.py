@@ -6,7 +6,14 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core.context.budget import Budget
 from core.inspector.context_report import ContextReport
-from core.replay.playback import TokensAsOf
+from core.inspector.playback import (
+    PlaybackFrame,
+    input_text,
+    output_text,
+    run_totals_text,
+    so_far_text,
+)
+from core.inspector.prompt import prompt_measure
 from ui.panes.bar import TokenBar
 from ui.widgets import wrapped_label
 
@@ -28,45 +35,47 @@ class BudgetPane(QWidget):
         layout.addStretch(1)
 
     def show_report(self, rep: ContextReport) -> None:
-        b, tokens = rep.budget, rep.prompt_tokens
-        self.bar.set_data(rep.parts, tokens, b)
-        counted = "" if tokens == rep.total else f" ({rep.total:,} counted in the transcript)"
+        """Live: the next call's context (an import's is an estimate: "≈")."""
+        b, m = rep.budget, rep.measure
+        self.bar.set_data(m.parts, m.tokens, b)
         self.status.setText(
-            f"Current context: <b>{tokens:,}</b> tokens{counted} in {rep.items:,} items — "
-            f"<b>{b.status(tokens)}</b> ({_limits(b)})"
+            f"Current context: {m.headline()} in {rep.items:,} items — "
+            f"<b>{b.status(m.tokens)}</b> ({_limits(b)})"
         )
-        self._markers(b, tokens)
+        self._markers(b, m.tokens)
 
-    def show_tokens(self, label: str, t: TokensAsOf, b: Budget, note: str = "") -> None:
-        """Playback: the tokens as of a past call (its context, its usage, the totals)."""
-        self.bar.set_data(t.by_component, t.context_total, b)
-        out = f"{t.output:,}" if t.output is not None else "—"
-        text = (
-            f"As of {label}: context <b>{t.context_total:,}</b> tokens — "
-            f"<b>{b.status(t.context_total)}</b> ({_limits(b)})<br>"
-            f"This call: {t.input:,} in / {out} out · so far: "
-            f"{t.cumulative_input:,} in / {t.cumulative_output:,} out"
-        )
-        self.status.setText(text + (f"<br><i>{note}</i>" if note else ""))
-        self._markers(b, t.context_total)
+    def show_frame(self, frame: PlaybackFrame) -> None:
+        """Playback: the call's prompt measured as the Context pane measures it (recorded
+        where recorded, the part the transcript lacks drawn), its usage and the totals."""
+        t, b = frame.state.tokens, frame.budget
+        m = frame.prompt or prompt_measure(t.by_component)
+        self.bar.set_data(m.parts, m.tokens, b)
+        lines = [
+            f"As of {frame.name}: {m.headline()} — <b>{b.status(m.tokens)}</b> ({_limits(b)})",
+            f"This call: {input_text(t)} / {output_text(t)} · so far: {so_far_text(t)}",
+        ]
+        if t.run_totals is not None:
+            totals = run_totals_text(t.run_totals)
+            lines.append(totals[:1].upper() + totals[1:])
+        note = frame.note("usage")
+        if note:
+            lines.append(f"<i>{note}</i>")
+        self.status.setText("<br>".join(lines))
+        self._markers(b, m.tokens)
 
-    def _markers(self, b: Budget, total: int) -> None:
+    def _markers(self, b: Budget, prompt: int) -> None:
         """One row per limit; the labels are made once and updated (playback calls this
-        for every call)."""
-        marks = b.markers()
-        for row in range(len(marks), self.grid.rowCount()):  # fewer limits than before
+        for every call). An observed limit (the auto-compact point) is named as such and
+        what is left before it is an upper bound ("≤ 335 left")."""
+        limits = b.limits_left(prompt)
+        for row in range(len(limits), self.grid.rowCount()):  # fewer limits than before
             for col in range(3):
                 item = self.grid.itemAtPosition(row, col)
                 stale = item.widget() if item is not None else None
                 if isinstance(stale, QLabel):
                     stale.setText("")
-        for row, (name, value) in enumerate(marks):
-            left = value - total
-            texts = (
-                name,
-                f"{value:,} tokens",
-                f"{left:,} left" if left >= 0 else f"{-left:,} over",
-            )
+        for row, limit in enumerate(limits):
+            texts = (limit.label, f"{limit.tokens:,} tokens", limit.left_text)
             for col, text in enumerate(texts):
                 item = self.grid.itemAtPosition(row, col)
                 label = item.widget() if item is not None else None

@@ -265,10 +265,12 @@ class ContextPane(QWidget):
 
 def _summary(rep: ContextReport) -> str:
     b = rep.budget
-    tokens = rep.prompt_tokens
+    m = rep.measure
+    tokens = m.tokens
     # The share of the window is the prompt's: where the record says more was sent than the
-    # transcript holds, the prompt is named, so the share never reads as the counted tokens'.
-    prompt = "" if tokens == rep.total else f", prompt {tokens:,}"
+    # transcript holds, the prompt is named, so the share never reads as the counted tokens';
+    # an estimated prompt (the next call of an import) keeps its "≈".
+    prompt = "" if tokens == rep.total else f", prompt {m.approx}{tokens:,}"
     window = f"{100 * tokens / b.window:.0f}% of {b.window_text()} window; " if b.window else ""
     parts = [
         f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted{prompt} "

@@ -209,7 +209,7 @@ class PlaybackController(QObject):
             p.context.select_call(frame.call_index)
         elif state.head is not None:
             p.context.show_head(state.head, f"Call {state.position} (the View at #{state.head})")
-        p.budget.show_tokens(frame.name, state.tokens, frame.budget, frame.note("usage"))
+        p.budget.show_frame(frame)
         self.bar.show_frame(frame)
         self.frame_shown.emit(frame)
 

@@ -32,7 +32,10 @@ def test_the_comparison_matches_each_trace_measured_on_its_own(
         assert side.metrics == compute(json.loads(export_text(store, tid)))
         with store.read() as r:
             main = [c for c in r.llm_calls(tid) if c.agent_name == "main" and c.error is None]
-            assert list(side.input_tokens) == [c.params["input_tokens"] for c in main]
+            # what the model's usage recorded wins over ctxlens's own count (review 13a,
+            # finding 3): every demo call records its prompt tokens
+            assert all(c.usage["prompt_tokens"] for c in main)
+            assert list(side.input_tokens) == [c.usage["prompt_tokens"] for c in main]
             assert len(side.compactions) == len(r.compactions(tid))
     s = cmp.summary
     assert s["input_tokens"] == {

@@ -24,8 +24,11 @@ def test_every_call_shows_its_own_head_goals_context_and_boundaries(
             assert state.head == call.head_sequence
             assert state.context == call.context and state.context_recorded
             assert state.goals == goal_tree_at(r, trace_id, call.head_sequence)
-            running += call.params["input_tokens"]
-            assert state.tokens.input == call.params["input_tokens"]
+            # the recorded usage wins; ctxlens's own count is kept beside it (review 13a,
+            # finding 3: the strip showed the count as "tokens in", unmarked)
+            running += call.usage["prompt_tokens"]
+            assert state.tokens.input == call.usage["prompt_tokens"] and state.tokens.input_recorded
+            assert state.tokens.input_counted == call.params["input_tokens"]
             assert state.tokens.cumulative_input == running
             assert sum(state.tokens.by_component.values()) == state.tokens.context_total
             if call.agent_name != "main":
