@@ -89,7 +89,9 @@ def run(ctx: CliContext) -> int:
         "limits": {name: value for name, value in budget.markers()},
         # Each limit against the prompt; an observed one (Claude Code's auto-compact point:
         # the size at which it fired) leaves at most ``left`` (``left_bound: at_most``).
-        "limits_detail": [limit.to_json() for limit in budget.limits_left(prompt)],
+        "limits_detail": [
+            limit.to_json() for limit in budget.limits_left(prompt, measure.estimated)
+        ],
         # The prompt the window holds: reconstructed + what the transcript lacks (recorded).
         "prompt_tokens": prompt,
         "prompt_basis": measure.basis,

@@ -47,13 +47,17 @@ class LimitLeft:
     bound (and "over" a lower bound)."""
     left: int
     """``tokens`` minus the prompt (negative: over)."""
+    estimated: bool = False
+    """The prompt is an estimate (the next call of an import), so ``left`` is one too."""
 
     @property
     def left_text(self) -> str:
-        """``57,097 left`` / ``1,200 over``; for an observed limit ``≤ 335 left`` / ``≥ 1,200 over``."""
+        """``57,097 left`` / ``1,200 over``; for an observed limit ``≤ 335 left`` /
+        ``≥ 1,200 over``; against an estimated prompt ``≈178,308 left``."""
+        n = f"{'≈' if self.estimated else ''}{abs(self.left):,}"
         if self.left >= 0:
-            return f"{'≤ ' if self.observed else ''}{self.left:,} left"
-        return f"{'≥ ' if self.observed else ''}{-self.left:,} over"
+            return f"{'≤ ' if self.observed else ''}{n} left"
+        return f"{'≥ ' if self.observed else ''}{n} over"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +67,7 @@ class LimitLeft:
             "observed": self.observed,
             "left": self.left,
             "left_bound": "at_most" if self.observed else "exact",
+            "estimated": self.estimated,
         }
 
 
@@ -98,11 +103,13 @@ class Budget:
         ]
         return sorted(((n, v) for n, v in marks if v is not None), key=lambda m: m[1])
 
-    def limits_left(self, prompt: int) -> list[LimitLeft]:
+    def limits_left(self, prompt: int, estimated: bool = False) -> list[LimitLeft]:
         """Every limit against ``prompt`` (the Budget pane's rows, ``context --json``'s
-        ``limits_detail``)."""
+        ``limits_detail``); ``estimated``: the prompt is an estimate."""
         return [
-            LimitLeft(name, limit_label(name), value, name in OBSERVED_LIMITS, value - prompt)
+            LimitLeft(
+                name, limit_label(name), value, name in OBSERVED_LIMITS, value - prompt, estimated
+            )
             for name, value in self.markers()
         ]
 

@@ -103,7 +103,9 @@ class ContextReport:
         """The prompt this context stands for and how it is known
         (``core/inspector/prompt.py:prompt_measure``)."""
         recorded = self.recorded.prompt_tokens if self.recorded is not None else None
-        carried = self.carried.tokens if self.carried is not None and self.recorded is None else None
+        carried = (
+            self.carried.tokens if self.carried is not None and self.recorded is None else None
+        )
         return prompt_measure(self.by_component, self.image_tokens, recorded, carried)
 
     @property

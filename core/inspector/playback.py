@@ -180,9 +180,7 @@ class PlaybackFrames:
         refs = {r.id: r for r in reader.refs(trace_id)}
         trace = reader.trace(trace_id)
         budget = budget_of(trace.source, trace.metadata)
-        return cls(
-            trace_id, pb, numbering.current_main(), refs, budget, numbering, trace.source
-        )
+        return cls(trace_id, pb, numbering.current_main(), refs, budget, numbering, trace.source)
 
     @property
     def total_calls(self) -> int:
@@ -255,9 +253,7 @@ def call_prompt(
     call = state.call
     images = None
     if pictured:
-        images = image_estimate(
-            reader, state.trace_id, pictured, provider_of(call.model, source)
-        )
+        images = image_estimate(reader, state.trace_id, pictured, provider_of(call.model, source))
     rec = recorded_of(call.usage)
     image_tokens = images.estimated_tokens if images is not None else 0
     recorded = rec.prompt_tokens if rec is not None else None

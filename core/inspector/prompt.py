@@ -50,7 +50,9 @@ class PromptMeasure(FieldsJson):
         ``≈ <b>77,406</b> tokens, estimated (34,252 counted in the transcript)``,
         ``<b>6,625</b> tokens counted (recorded prompt 6,566)``."""
         n = f"<b>{self.tokens:,}</b> tokens"
-        counted = f" ({self.counted:,} counted in the transcript)" if self.counted != self.tokens else ""
+        counted = (
+            f" ({self.counted:,} counted in the transcript)" if self.counted != self.tokens else ""
+        )
         if self.basis == "recorded":
             return f"{n}, the recorded prompt{counted}"
         if self.basis == "estimated":

@@ -37,23 +37,31 @@ class TokenBar(QWidget):
         self.parts: list[tuple[str, int]] = []
         self.total = 0
         self.budget = Budget()
+        self.estimated = False
         self.setMinimumHeight(128)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
         return QSize(400, 128)
 
-    def set_data(self, by_component: dict[str, int], total: int, budget: Budget) -> None:
+    def set_data(
+        self, by_component: dict[str, int], total: int, budget: Budget, estimated: bool = False
+    ) -> None:
         """``by_component`` may hold parts beyond ``COMPONENTS`` (``not_in_transcript``):
-        they are drawn after them, and ``total`` should include them."""
+        they are drawn after them, and ``total`` should include them. ``estimated``: the
+        total is an estimate, and so is the free space ("≈")."""
         order = [*COMPONENTS, *(c for c in by_component if c not in COMPONENTS)]
         self.parts = [(c, by_component.get(c, 0)) for c in order if by_component.get(c, 0) > 0]
         self.total = total
         self.budget = budget
+        self.estimated = estimated
         self.setToolTip(
             "\n".join(f"{_name(c)}: {n:,} tokens" for c, n in self.parts)
-            + (f"\ntotal: {total:,} of a window of {budget.window_text()}" if budget.window
-               else f"\ntotal: {total:,}; window unknown (the bar shows proportions only)")
+            + (
+                f"\ntotal: {total:,} of a window of {budget.window_text()}"
+                if budget.window
+                else f"\ntotal: {total:,}; window unknown (the bar shows proportions only)"
+            )
         )
         self.update()
 
@@ -72,6 +80,14 @@ class TokenBar(QWidget):
     def free_space(self) -> int | None:
         """Window tokens not used (``None``: the window is unknown)."""
         return None if self.budget.window is None else max(0, self.budget.window - self.total)
+
+    def free_text(self) -> str:
+        """The legend's free space: ``free space 33,241``, ``free space ≈178,308`` (of an
+        estimated prompt), or ``window unknown``."""
+        free = self.free_space()
+        if free is None:
+            return UNKNOWN_WINDOW_TEXT
+        return f"free space {'≈' if self.estimated else ''}{free:,}"
 
     def segment_rects(self, bar: QRect) -> list[tuple[str, QRectF]]:
         out = []
@@ -96,22 +112,19 @@ class TokenBar(QWidget):
         p.setPen(self.palette().color(QPalette.ColorRole.Mid))
         p.drawRect(bar)
         if self.budget.window is None:
-            self._unknown_window(p, bar, rects[-1][1].right() if rects else bar.left(), fm)
+            self._unknown_window(p, bar, rects[-1][1].right() if rects else bar.left())
         self._markers(p, bar, fm)
         self._legend(p, bar.bottom() + 8, fm, text)
         p.end()
 
-    def _unknown_window(self, p: QPainter, bar: QRect, x: float, fm: QFontMetrics) -> None:
-        """The width past the segments: hatched, no scale, "window unknown" in it and above
-        the bar's end (where "window 200,000" stands when it is known)."""
+    def _unknown_window(self, p: QPainter, bar: QRect, x: float) -> None:
+        """The width past the segments: hatched, no scale, "window unknown" in it."""
         rest = QRect(int(x) + 1, bar.top() + 1, bar.right() - int(x) - 1, bar.height() - 1)
         mid = self.palette().color(QPalette.ColorRole.Mid)
         p.fillRect(rest, QBrush(mid, Qt.BrushStyle.BDiagPattern))
         text = self.palette().color(QPalette.ColorRole.WindowText)
         p.setPen(text)
         p.drawText(rest, int(Qt.AlignmentFlag.AlignCenter), UNKNOWN_WINDOW_TEXT)
-        w = fm.horizontalAdvance(UNKNOWN_WINDOW_TEXT)
-        p.drawText(bar.right() - w, bar.top() - 5, UNKNOWN_WINDOW_TEXT)
 
     def _markers(self, p: QPainter, bar: QRect, fm: QFontMetrics) -> None:
         """Lines at each limit; labels on two rows above the bar so close limits stay legible."""
@@ -136,9 +149,7 @@ class TokenBar(QWidget):
         bar is still named)."""
         entries = [(f"{_name(n)} {v:,}", COMPONENT_COLORS.get(n, "#999999"), False)
                    for n, v in self.parts]  # fmt: skip
-        free = self.free_space()
-        entries.append((f"free space {free:,}" if free is not None else UNKNOWN_WINDOW_TEXT,
-                        "#dddddd", False))  # fmt: skip
+        entries.append((self.free_text(), "#dddddd", False))
         entries += [(label, MARKER_COLORS.get(n, "#888888"), True)
                     for (n, _), label in zip(self.budget.markers(), self.marker_labels(),
                                              strict=True)]  # fmt: skip

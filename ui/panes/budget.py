@@ -37,19 +37,19 @@ class BudgetPane(QWidget):
     def show_report(self, rep: ContextReport) -> None:
         """Live: the next call's context (an import's is an estimate: "≈")."""
         b, m = rep.budget, rep.measure
-        self.bar.set_data(m.parts, m.tokens, b)
+        self.bar.set_data(m.parts, m.tokens, b, m.estimated)
         self.status.setText(
             f"Current context: {m.headline()} in {rep.items:,} items — "
             f"<b>{b.status(m.tokens)}</b> ({_limits(b)})"
         )
-        self._markers(b, m.tokens)
+        self._markers(b, m.tokens, m.estimated)
 
     def show_frame(self, frame: PlaybackFrame) -> None:
         """Playback: the call's prompt measured as the Context pane measures it (recorded
         where recorded, the part the transcript lacks drawn), its usage and the totals."""
         t, b = frame.state.tokens, frame.budget
         m = frame.prompt or prompt_measure(t.by_component)
-        self.bar.set_data(m.parts, m.tokens, b)
+        self.bar.set_data(m.parts, m.tokens, b, m.estimated)
         lines = [
             f"As of {frame.name}: {m.headline()} — <b>{b.status(m.tokens)}</b> ({_limits(b)})",
             f"This call: {input_text(t)} / {output_text(t)} · so far: {so_far_text(t)}",
@@ -61,13 +61,13 @@ class BudgetPane(QWidget):
         if note:
             lines.append(f"<i>{note}</i>")
         self.status.setText("<br>".join(lines))
-        self._markers(b, m.tokens)
+        self._markers(b, m.tokens, m.estimated)
 
-    def _markers(self, b: Budget, prompt: int) -> None:
+    def _markers(self, b: Budget, prompt: int, estimated: bool = False) -> None:
         """One row per limit; the labels are made once and updated (playback calls this
         for every call). An observed limit (the auto-compact point) is named as such and
         what is left before it is an upper bound ("≤ 335 left")."""
-        limits = b.limits_left(prompt)
+        limits = b.limits_left(prompt, estimated)
         for row in range(len(limits), self.grid.rowCount()):  # fewer limits than before
             for col in range(3):
                 item = self.grid.itemAtPosition(row, col)

@@ -228,8 +228,8 @@ class ContextPane(QWidget):
     def _show(self, loaded: Loaded) -> None:
         rep = self.report = loaded.report
         self.diff = loaded.diff
-        parts = rep.parts
-        self.bar.set_data(parts, sum(parts.values()), rep.budget)
+        m = rep.measure
+        self.bar.set_data(m.parts, m.tokens, rep.budget, m.estimated)
         self.bar.setVisible(True)
         self.rows_view.empty_text = NO_CONTEXT
         self.rows.set_records(rep.rows)
