@@ -165,6 +165,8 @@ def test_start_calls_are_the_main_agents_calls_of_the_current_run(
         mains = [c.position for c in main_calls(live_calls(r, trace_id, trace_calls(r, trace_id)))]
     assert [c.position for c in choices] == sorted({0, *mains})
     assert choices[0].label.startswith("call 0 — from the start")
+    # the demo's calls record their usage: the figure is the record, and says so
+    assert all(" tokens in (recorded)" in c.label for c in choices[1:])
 
 
 def test_a_stopped_rerun_reports_its_partial_trace(demo_store: tuple[Store, str]) -> None:
