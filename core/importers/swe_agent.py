@@ -6,7 +6,9 @@ A SWE-agent ``.traj`` holds ``history`` (every message, demonstrations included)
 model stats). History becomes the trace; each step's ``messages`` is what the next model
 call received, recorded as that call's context, with elided observations ("Old
 environment output: (7 lines omitted)") as content overrides. Whenever the set of elided
-messages changes, a compaction event records the new context.
+messages changes, a boundary of level ``elided`` records the new context: no message left,
+the observations SWE-agent's history processor elided are shortened (the band says so:
+``core/inspector/bands.py:band_text``).
 
 mini-swe-agent writes a bare chat message list (or ``{"info", "messages"}``); it is read
 as OpenAI messages.
@@ -20,7 +22,7 @@ from typing import Any
 
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
-from core.importers.content import as_dict, scrub, text_of
+from core.importers.content import as_dict, as_list, json_or_text, scrub, text_of
 from core.importers.jsonstream import JsonDocument
 from core.importers.openai_chat import ChatWriter
 from core.importers.reading import CountingReader
@@ -70,7 +72,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     b.metadata = scrub(meta)
     b.w.update_trace_metadata(b.trace_id, b.metadata)
     if steps and history.seqs:
-        _steps(b, ctx, path, history, _model(info))
+        _steps(b, ctx, path, history, _model(info), _processors(info))
     if not b.llm_calls and history.seqs:
         _reply_calls(b, ctx, path, history, _model(info), info)
     return [b.finish()]
@@ -121,17 +123,29 @@ def _model(info: dict[str, Any]) -> str:
     return str(name or "")
 
 
+def _processors(info: dict[str, Any]) -> list[str]:
+    """The history processors the run was configured with (``replay_config.agent.
+    history_processors[].type``, e.g. ``last_n_observations``), as recorded."""
+    agent = as_dict(as_dict(json_or_text(info.get("replay_config"))).get("agent"))
+    found = [as_dict(p).get("type") for p in as_list(agent.get("history_processors"))]
+    return [str(t) for t in found if t]
+
+
 def _steps(
     b: TraceBuilder,
     ctx: ImportContext,
     path: Path,
     history: _History,
     model: str,
+    processors: list[str],
 ) -> None:
     """Second pass over ``trajectory``: per-step contexts become calls and boundaries.
 
     ``trajectory[k].messages`` is the processed history after step k, i.e. exactly what
     the model received for step k+1; step 0 received the history up to its first reply.
+    A step whose elided set changed is a boundary of level ``elided``: every message stays,
+    the newly elided observations are shortened to SWE-agent's marker ("Old environment
+    output: (N lines omitted)"), so the next call's context is what SWE-agent sent.
     """
     first_reply = next((j for j, r in enumerate(history.roles) if r == "assistant"), 0)
     started = False
@@ -165,7 +179,16 @@ def _steps(
                         items[-1].sequence,
                         items,
                         trigger="history_processor",
-                        details={"step": k, "elided_messages": len(now), "source": "swe-agent"},
+                        level="elided",
+                        details={
+                            "step": k,
+                            "elided_messages": len(now),
+                            "newly_elided": len(now - elided),
+                            "restored": len(elided - now),
+                            "by": "SWE-agent history processor",
+                            "processors": processors,
+                            "source": "swe-agent",
+                        },
                     )
                     elided = now
                 _call(b, history, items, model, k + 1)

@@ -25,6 +25,7 @@ LEVEL_NAMES = {
     "summary": "summarized",
     "identity": "summarized, identity block re-added",
     "naive": "oldest messages dropped",
+    "elided": "observations elided",
 }
 
 
@@ -54,7 +55,19 @@ def band_text(ev: CompactionEvent) -> str:
     note = tokens_note(ev)
     if note:  # an import: the figures themselves, and whether the tool recorded them
         tokens = f"{ev.tokens_before:,} → {ev.tokens_after:,} tokens {note}"
+    if ev.level == "elided":  # nothing left: old outputs shortened to the tool's marker
+        return f"{_elided(ev, name)}, {tokens}"
     return f"{name}: {ev.messages_before} → {ev.messages_after} messages, {tokens}"
+
+
+def _elided(ev: CompactionEvent, name: str) -> str:
+    """E.g. ``observations elided (SWE-agent history processor): 16 messages kept, 2
+    shortened`` (``details``: ``by``, ``elided_messages``, as the importer recorded them)."""
+    d = ev.details if isinstance(ev.details, dict) else {}
+    by, short = d.get("by"), d.get("elided_messages")
+    head = f"{name} ({by})" if isinstance(by, str) and by else name
+    kept = f"{ev.messages_after:,} message{'s' if ev.messages_after != 1 else ''} kept"
+    return f"{head}: {kept}" + (f", {short:,} shortened" if isinstance(short, int) else "")
 
 
 def tokens_note(ev: CompactionEvent) -> str:
