@@ -3,9 +3,11 @@
 A SWE-agent ``.traj`` holds ``history`` (every message, demonstrations included),
 ``trajectory`` (one entry per step: action, observation, thought, and from 1.x the
 ``messages`` the history processors produced after that step) and ``info`` (exit status,
-model stats). History becomes the trace; each step's ``messages`` is what the next model
-call received, recorded as that call's context, with elided observations ("Old
-environment output: (7 lines omitted)") as content overrides. Whenever the set of elided
+model stats: this instance's ``tokens_sent``, ``tokens_received``, ``instance_cost`` and
+``api_calls``, kept as the trace's ``recorded_totals``). History becomes the trace; each
+step's ``messages`` is what the next model call received, recorded as that call's
+context, with elided observations ("Old environment output: (7 lines omitted)") as
+content overrides. Whenever the set of elided
 messages changes, a boundary of level ``elided`` records the new context: no message left,
 the observations SWE-agent's history processor elided are shortened (the band says so:
 ``core/inspector/bands.py:band_text``).
@@ -26,6 +28,7 @@ from core.importers.content import as_dict, as_list, json_or_text, scrub, text_o
 from core.importers.jsonstream import JsonDocument
 from core.importers.openai_chat import ChatWriter
 from core.importers.reading import CountingReader
+from core.importers.usage import RECORDED_TOTALS, model_stats_totals
 from core.records import ContextItem
 from core.store.writer import Writer
 
@@ -66,8 +69,14 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         meta["replay_config"] = replay
     meta["steps"] = steps
     stats = as_dict(as_dict(info.get("info")).get("model_stats"))
-    if isinstance(stats.get("total_cost"), (int, float)) and stats.get("api_calls"):
-        cost = {"usd": stats["total_cost"], "calls": stats["api_calls"], "source": "SWE-agent"}
+    totals = model_stats_totals(stats)  # the run's usage, as recorded: not any call's
+    if totals is not None:
+        meta[RECORDED_TOTALS] = totals  # read by core/importers/usage.py:recorded_totals
+    # this instance's cost: ``total_cost`` runs on over a batch (SWE-agent 0.x resets all
+    # but it per instance; 1.x records only ``instance_cost``)
+    usd = stats.get("instance_cost", stats.get("total_cost"))
+    if isinstance(usd, (int, float)) and not isinstance(usd, bool) and stats.get("api_calls"):
+        cost = {"usd": usd, "calls": stats["api_calls"], "source": "SWE-agent"}
         meta["recorded_cost"] = cost  # read by core/cost/compute.py:recorded_cost_text
     b.metadata = scrub(meta)
     b.w.update_trace_metadata(b.trace_id, b.metadata)

@@ -32,6 +32,10 @@ UNKNOWN_PARTS = {
     "skills": ("skill injections", ""),
     "grants": ("grants", ""),
     "usage": ("token usage", "input tokens are counted by ctxlens"),
+    "usage_per_call": (
+        "token usage per call",
+        "the run's totals are recorded; input tokens per call are counted by ctxlens",
+    ),
 }
 """What ``PlaybackState.unknown`` names, and what is shown instead."""
 
@@ -75,6 +79,8 @@ class PlaybackFrame:
 
     def note(self, key: str) -> str:
         """What a pane says instead of rows the trace does not record ("" when it does)."""
+        if key == "usage" and "usage_per_call" in self.state.unknown:  # totals recorded
+            key = "usage_per_call"
         return unknown_note(key) if key in self.state.unknown else ""
 
     @property

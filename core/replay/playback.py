@@ -21,6 +21,7 @@ from core.context.budget import budget_of
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
+from core.importers.usage import recorded_totals
 from core.records import CompactionEvent, ContextItem, GoalEvent, Grant, SkillInjection
 from core.replay.calls import CallRef, trace_calls
 from core.store.paths import LineInfo, Segment, on_path, path_segments
@@ -367,8 +368,9 @@ def _unknown(
             out.append("skills")
         if not grants:
             out.append("grants")
-        if calls and all(c.input_tokens is None for c in calls):
-            out.append("usage")
+        if calls and all(c.input_tokens is None for c in calls):  # no call's own usage;
+            totals = recorded_totals(meta)  # the run's totals may be recorded (SWE-agent)
+            out.append("usage_per_call" if totals and totals.counts_tokens else "usage")
     return tuple(out)
 
 
