@@ -61,13 +61,14 @@ def band_text(ev: CompactionEvent) -> str:
 
 
 def _elided(ev: CompactionEvent, name: str) -> str:
-    """E.g. ``observations elided (SWE-agent history processor): 16 messages kept, 2
-    shortened`` (``details``: ``by``, ``elided_messages``, as the importer recorded them)."""
+    """E.g. ``observations elided (SWE-agent history processor): 16 messages kept`` (``by``:
+    who elided them, as the importer recorded it). Which messages were shortened the rows
+    say ("shortened"), and how many the status line; the band stays short enough to show
+    its token figures at 1600 px."""
     d = ev.details if isinstance(ev.details, dict) else {}
-    by, short = d.get("by"), d.get("elided_messages")
+    by = d.get("by")
     head = f"{name} ({by})" if isinstance(by, str) and by else name
-    kept = f"{ev.messages_after:,} message{'s' if ev.messages_after != 1 else ''} kept"
-    return f"{head}: {kept}" + (f", {short:,} shortened" if isinstance(short, int) else "")
+    return f"{head}: {ev.messages_after:,} message{'s' if ev.messages_after != 1 else ''} kept"
 
 
 def tokens_note(ev: CompactionEvent) -> str:
