@@ -29,9 +29,8 @@ def run(ctx: CliContext) -> int:
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
     from core.inspector.context_report import view_images
-    from core.inspector.images import gap_text
     from core.inspector.prompt import prompt_measure
-    from core.inspector.recorded import recorded_of
+    from core.inspector.recorded import gap_context, gap_words, recorded_of
     from core.proxy.query import proxied_request
 
     table = price_table(ctx.args)
@@ -62,10 +61,15 @@ def run(ctx: CliContext) -> int:
             gap = carried_gap(r, tr.id)
         images = view_images(r, tr.id, view, call, gap)
     image_tokens = images.estimated_tokens if images is not None else 0
-    gap_label = gap_text(images)
     unexplained = usage.unexplained(total + image_tokens) if usage is not None else None
+    where = gap_context(len(view.entries), by, call.params) if call is not None else None
     if gap is not None:
         unexplained = gap.tokens
+        where = gap.where()
+    # What the part the transcript lacks can be, in words that fit the context it was
+    # measured at (no "system prompt" beside a system message, …)
+    words = gap_words(unexplained or 0, where, images.unknown if images is not None else 0)
+    gap_label = words.text
     # the prompt as the Context and Budget panes measure it (recorded, counted or estimated)
     measure = prompt_measure(
         by,
@@ -102,6 +106,9 @@ def run(ctx: CliContext) -> int:
         "image_tokens_estimated": images.known_tokens if images is not None else None,
         "images": images.to_json() if images is not None else None,
         "components": _components(by, image_tokens, unexplained),
+        "not_in_transcript": words.to_json()
+        if unexplained is not None and unexplained > 0
+        else None,
     }
     if proxied is not None:  # recorded by ``ctxlens proxy``: the body exactly as sent,
         result["proxy_request"] = proxied  # and the recorded hash is of those bytes

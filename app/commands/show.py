@@ -44,6 +44,7 @@ def message_row(m: Message, in_context: bool) -> dict[str, Any]:
 
 def run(ctx: CliContext) -> int:
     from core.context.view import current_items
+    from core.importers.usage import recorded_totals
 
     store = ctx.store()
     with store.read() as r:
@@ -64,6 +65,10 @@ def run(ctx: CliContext) -> int:
                 "head": tr.head,
                 "messages": tr.messages,
                 "main_path_length": total,
+                # the run's usage as the tool recorded it (SWE-agent's model_stats), or null
+                "recorded_totals": totals.to_json()
+                if (totals := recorded_totals(tr.metadata))
+                else None,
             }
             out.write('{"trace": ' + json.dumps(trace, ensure_ascii=False) + ', "messages": [')
         first = True

@@ -249,7 +249,7 @@ class TraceBuilder:
         self._counts.append(tokens)
         self._tickets.append(ticket)
         if nm.created_at:
-            self._saw_time(nm.created_at)
+            self.saw_time(nm.created_at)
         self.paths.add(seq, parent, nm.kind)
         if nm.kind not in NOT_SENT:
             self._fresh.keep(seq, nm)
@@ -505,7 +505,7 @@ class TraceBuilder:
         carries the hash of an agent's growing context from call to call), so those queued
         here are written first; a given ``digest`` reads nothing."""
         if created_at:
-            self._saw_time(created_at)
+            self.saw_time(created_at)
         items = tuple(context)
         if digest is None:
             self.flush()
@@ -533,7 +533,14 @@ class TraceBuilder:
         self.model = model or self.model
         return call
 
-    def _saw_time(self, when: float) -> None:
+    def saw_time(self, when: float | None) -> None:
+        """Count ``when``, a time the source recorded, into the trace's recorded span
+        (``metadata.recorded_span``). Messages and calls count their own ``created_at``;
+        an importer calls this for what those do not carry: when a span, an event or a
+        bookkeeping record ended (an OTel span's end, the last hook record of a session),
+        so the span runs from the first start to the last end of anything recorded."""
+        if not when:
+            return
         span = self._span
         if span is None:
             self._span = [when, when]

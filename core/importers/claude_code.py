@@ -668,6 +668,12 @@ class _Session:
             summary, metadata = labels[0], kept[0]
         else:
             summary = f"{len(records)} records: " + " · ".join(labels)
+            # the run's first and last record with a time of its own count into the
+            # trace's span (SessionStart hooks before the first request, the last
+            # turn's system records); a snapshot's time is its message's
+            own = next((r["timestamp"] for r in records if r.get("timestamp")), None)
+            self.b.saw_time(parse_time(own))
+            self.b.saw_time(parse_time(records[-1].get("timestamp")))
             metadata = {"uuid": records[-1].get("uuid"), "records": kept}
         return self._new(
             lane, "system", summary[:500], kind="meta", created_at=when, metadata=metadata

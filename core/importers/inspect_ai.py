@@ -248,7 +248,7 @@ class _Sample:
             latency_ms=float(took) * 1000 if isinstance(took, int | float) else None,
             error=dumps(err) if err else None,
             created_at=parse_time(ev.get("timestamp")) or 0.0,
-            params=scrub(ev.get("config")) or None,
+            params=_params(ev),
         )
 
     def compaction_event(self, ev: dict[str, Any]) -> None:
@@ -279,6 +279,17 @@ class _Sample:
             },
             created_at=parse_time(ev.get("timestamp")) or 0.0,
         )
+
+
+def _params(ev: dict[str, Any]) -> Any:
+    """A model event's ``config``, and ``tool_definitions``: how many tools the call was
+    sent (``tools``, recorded by every model event; 0 is known none), which the
+    transcript's messages do not hold (``core/inspector/recorded.py:gap_words``)."""
+    config = scrub(ev.get("config")) or None
+    tools = ev.get("tools")
+    if not isinstance(tools, list) or not (config is None or isinstance(config, dict)):
+        return config
+    return {**(config or {}), "tool_definitions": len(tools)}
 
 
 def _resolve(value: Any, refs: dict[str, Any]) -> Any:

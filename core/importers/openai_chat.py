@@ -248,6 +248,8 @@ def _log_document(doc: JsonDocument, b: TraceBuilder, chat: ChatWriter, path: Pa
     tools = rest.get("tools") or kwargs.get("tools")
     if tools:
         params["tools"] = [as_dict(as_dict(t).get("function")).get("name") for t in as_list(tools)]
+    if isinstance(tools, list) or isinstance(rest.get("tools"), list):  # sent: not in the
+        params["tool_definitions"] = len(as_list(tools))  # messages (``gap_words``)
     latency = rest.get("latency_sec")
     b.llm_call(
         context,

@@ -693,6 +693,9 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         b = TraceBuilder(w, ctx, FORMAT, str(unit.path), title, meta, spans[0].start or None)
         t = _Trace(b, ctx, spans)
         t.run(spans)
+        for s in spans:  # agent and tool spans too, and where each ended: the trace's span
+            b.saw_time(s.start)  # is the first start to the last end (an any-agent run's
+            b.saw_time(s.end)  # invoke_agent outlasts its last call_llm)
         _recorded_cost(b, spans)
         if b.messages == 0:
             ctx.warn(f"{path}: trace {tid} has no LLM or tool spans with content")

@@ -3,10 +3,14 @@
 A SWE-agent ``.traj`` holds ``history`` (every message, demonstrations included),
 ``trajectory`` (one entry per step: action, observation, thought, and from 1.x the
 ``messages`` the history processors produced after that step) and ``info`` (exit status,
-model stats). History becomes the trace; each step's ``messages`` is what the next model
-call received, recorded as that call's context, with elided observations ("Old
-environment output: (7 lines omitted)") as content overrides. Whenever the set of elided
-messages changes, a compaction event records the new context.
+model stats: this instance's ``tokens_sent``, ``tokens_received``, ``instance_cost`` and
+``api_calls``, kept as the trace's ``recorded_totals``). History becomes the trace; each
+step's ``messages`` is what the next model call received, recorded as that call's
+context, with elided observations ("Old environment output: (7 lines omitted)") as
+content overrides. Whenever the set of elided
+messages changes, a boundary of level ``elided`` records the new context: no message left,
+the observations SWE-agent's history processor elided are shortened (the band says so:
+``core/inspector/bands.py:band_text``).
 
 mini-swe-agent writes a bare chat message list (or ``{"info", "messages"}``); it is read
 as OpenAI messages.
@@ -20,10 +24,11 @@ from typing import Any
 
 from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
-from core.importers.content import as_dict, scrub, text_of
+from core.importers.content import as_dict, as_list, json_or_text, scrub, text_of
 from core.importers.jsonstream import JsonDocument
 from core.importers.openai_chat import ChatWriter
 from core.importers.reading import CountingReader
+from core.importers.usage import RECORDED_TOTALS, model_stats_totals
 from core.records import ContextItem
 from core.store.writer import Writer
 
@@ -64,13 +69,19 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         meta["replay_config"] = replay
     meta["steps"] = steps
     stats = as_dict(as_dict(info.get("info")).get("model_stats"))
-    if isinstance(stats.get("total_cost"), (int, float)) and stats.get("api_calls"):
-        cost = {"usd": stats["total_cost"], "calls": stats["api_calls"], "source": "SWE-agent"}
+    totals = model_stats_totals(stats)  # the run's usage, as recorded: not any call's
+    if totals is not None:
+        meta[RECORDED_TOTALS] = totals  # read by core/importers/usage.py:recorded_totals
+    # this instance's cost: ``total_cost`` runs on over a batch (SWE-agent 0.x resets all
+    # but it per instance; 1.x records only ``instance_cost``)
+    usd = stats.get("instance_cost", stats.get("total_cost"))
+    if isinstance(usd, (int, float)) and not isinstance(usd, bool) and stats.get("api_calls"):
+        cost = {"usd": usd, "calls": stats["api_calls"], "source": "SWE-agent"}
         meta["recorded_cost"] = cost  # read by core/cost/compute.py:recorded_cost_text
     b.metadata = scrub(meta)
     b.w.update_trace_metadata(b.trace_id, b.metadata)
     if steps and history.seqs:
-        _steps(b, ctx, path, history, _model(info))
+        _steps(b, ctx, path, history, _model(info), _processors(info))
     if not b.llm_calls and history.seqs:
         _reply_calls(b, ctx, path, history, _model(info), info)
     return [b.finish()]
@@ -121,17 +132,29 @@ def _model(info: dict[str, Any]) -> str:
     return str(name or "")
 
 
+def _processors(info: dict[str, Any]) -> list[str]:
+    """The history processors the run was configured with (``replay_config.agent.
+    history_processors[].type``, e.g. ``last_n_observations``), as recorded."""
+    agent = as_dict(as_dict(json_or_text(info.get("replay_config"))).get("agent"))
+    found = [as_dict(p).get("type") for p in as_list(agent.get("history_processors"))]
+    return [str(t) for t in found if t]
+
+
 def _steps(
     b: TraceBuilder,
     ctx: ImportContext,
     path: Path,
     history: _History,
     model: str,
+    processors: list[str],
 ) -> None:
     """Second pass over ``trajectory``: per-step contexts become calls and boundaries.
 
     ``trajectory[k].messages`` is the processed history after step k, i.e. exactly what
     the model received for step k+1; step 0 received the history up to its first reply.
+    A step whose elided set changed is a boundary of level ``elided``: every message stays,
+    the newly elided observations are shortened to SWE-agent's marker ("Old environment
+    output: (N lines omitted)"), so the next call's context is what SWE-agent sent.
     """
     first_reply = next((j for j, r in enumerate(history.roles) if r == "assistant"), 0)
     started = False
@@ -165,7 +188,16 @@ def _steps(
                         items[-1].sequence,
                         items,
                         trigger="history_processor",
-                        details={"step": k, "elided_messages": len(now), "source": "swe-agent"},
+                        level="elided",
+                        details={
+                            "step": k,
+                            "elided_messages": len(now),
+                            "newly_elided": len(now - elided),
+                            "restored": len(elided - now),
+                            "by": "SWE-agent history processor",
+                            "processors": processors,
+                            "source": "swe-agent",
+                        },
                     )
                     elided = now
                 _call(b, history, items, model, k + 1)

@@ -10,7 +10,10 @@ reads and writes included), and the tool's own record stays under ``raw``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from core.fields_json import FieldsJson
 
 NORMALIZED = "normalized"
 
@@ -123,3 +126,70 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
         out["total_tokens"] = total
     clean = {k: v for k, v in out.items() if v is not None or k != "reasoning_tokens"}
     return {**raw, **clean, NORMALIZED: True, "raw": dict(raw)}
+
+
+# -- a run's totals ----------------------------------------------------------------------
+RECORDED_TOTALS = "recorded_totals"
+"""Trace metadata key: the run's usage totals as the tool recorded them (not per call)."""
+
+
+@dataclass(frozen=True)
+class RecordedTotals(FieldsJson):
+    """A whole run's usage as the tool recorded it, where it records no call's own
+    (SWE-agent's ``info.model_stats``: ``tokens_sent``, ``tokens_received``,
+    ``instance_cost``, ``api_calls``). Read with ``recorded_totals``; each figure is the
+    tool's, ``None`` where it recorded none."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    calls: int | None
+    source: str
+    """Who recorded them and where ("SWE-agent info.model_stats")."""
+
+    @property
+    def counts_tokens(self) -> bool:
+        """The totals hold token usage: a model that counted none (SWE-agent's replay
+        model: 0 sent and 0 received over 13 calls) recorded no usage, only calls."""
+        return bool(self.input_tokens or self.output_tokens)
+
+
+def model_stats_totals(stats: Any) -> dict[str, Any] | None:
+    """SWE-agent's ``info.model_stats`` as ``recorded_totals`` (``None``: none recorded).
+    Its ``tokens_sent``/``tokens_received``/``api_calls``/``instance_cost`` are this
+    instance's (the model resets them per instance; ``total_cost`` runs on over a batch)."""
+    if not isinstance(stats, Mapping):
+        return None
+    cost = stats.get("instance_cost", stats.get("total_cost"))
+    totals = {
+        "input_tokens": _int(stats.get("tokens_sent")),
+        "output_tokens": _int(stats.get("tokens_received")),
+        "cost_usd": _number(cost),
+        "calls": _int(stats.get("api_calls")),
+        "source": "SWE-agent info.model_stats",
+    }
+    if all(totals[k] is None for k in ("input_tokens", "output_tokens", "cost_usd", "calls")):
+        return None
+    return totals
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        return float(value)
+    return None
+
+
+def recorded_totals(metadata: Any) -> RecordedTotals | None:
+    """The run's recorded totals in a trace's metadata (``RECORDED_TOTALS``), ``None`` when
+    the trace has none. What a display reads: the four figures, and ``counts_tokens``
+    (whether they hold token usage at all)."""
+    raw = metadata.get(RECORDED_TOTALS) if isinstance(metadata, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    return RecordedTotals(
+        _int(raw.get("input_tokens")),
+        _int(raw.get("output_tokens")),
+        _number(raw.get("cost_usd")),
+        _int(raw.get("calls")),
+        str(raw.get("source") or "the tool"),
+    )

@@ -25,6 +25,7 @@ LEVEL_NAMES = {
     "summary": "summarized",
     "identity": "summarized, identity block re-added",
     "naive": "oldest messages dropped",
+    "elided": "observations elided",
 }
 
 
@@ -54,7 +55,20 @@ def band_text(ev: CompactionEvent) -> str:
     note = tokens_note(ev)
     if note:  # an import: the figures themselves, and whether the tool recorded them
         tokens = f"{ev.tokens_before:,} → {ev.tokens_after:,} tokens {note}"
+    if ev.level == "elided":  # nothing left: old outputs shortened to the tool's marker
+        return f"{_elided(ev, name)}, {tokens}"
     return f"{name}: {ev.messages_before} → {ev.messages_after} messages, {tokens}"
+
+
+def _elided(ev: CompactionEvent, name: str) -> str:
+    """E.g. ``observations elided (SWE-agent history processor): 16 messages kept`` (``by``:
+    who elided them, as the importer recorded it). Which messages were shortened the rows
+    say ("shortened"), and how many the status line; the band stays short enough to show
+    its token figures at 1600 px."""
+    d = ev.details if isinstance(ev.details, dict) else {}
+    by = d.get("by")
+    head = f"{name} ({by})" if isinstance(by, str) and by else name
+    return f"{head}: {ev.messages_after:,} message{'s' if ev.messages_after != 1 else ''} kept"
 
 
 def tokens_note(ev: CompactionEvent) -> str:

@@ -30,7 +30,15 @@ from core.inspector.call_numbers import CallNumbering, recorded_numbering
 from core.inspector.images import ImageEstimate, image_estimate, image_parts
 from core.inspector.membership import iter_current, resolve_items
 from core.inspector.prompt import PromptMeasure, prompt_measure
-from core.inspector.recorded import CarriedGap, Recorded, recorded_of
+from core.inspector.recorded import (
+    CarriedGap,
+    GapContext,
+    GapWords,
+    Recorded,
+    gap_context,
+    gap_words,
+    recorded_of,
+)
 from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
@@ -83,6 +91,9 @@ class ContextReport:
     """The next call of an import: the gap measured at its last call that recorded a prompt."""
     images: ImageEstimate | None = None
     """The context's image blocks and their estimated tokens (``None``: no image)."""
+    gap_context: GapContext | None = None
+    """What the context the gap was measured at holds (this call's, or for the next call
+    the carried gap's call): what ``not in the transcript`` can be (``gap``)."""
 
     @property
     def image_tokens(self) -> int:
@@ -107,6 +118,23 @@ class ContextReport:
             self.carried.tokens if self.carried is not None and self.recorded is None else None
         )
         return prompt_measure(self.by_component, self.image_tokens, recorded, carried)
+
+    @property
+    def gap(self) -> GapWords | None:
+        """The ``not in the transcript`` part in words (``None``: there is none)."""
+        tokens = self.unexplained
+        if tokens is None or tokens <= 0:
+            return None
+        return gap_words(tokens, self.gap_context, self.images.unknown if self.images else 0)
+
+    @property
+    def gap_text(self) -> str:
+        """The label after the gap's number: "not in the transcript (…)" naming only what
+        this context can lack."""
+        gap = self.gap
+        if gap is not None:
+            return gap.text
+        return gap_words(0, self.gap_context, self.images.unknown if self.images else 0).text
 
     @property
     def parts(self) -> dict[str, int]:
@@ -252,6 +280,7 @@ def current_report(
         images=image_estimate(reader, trace_id, pictured, trace_provider(reader, trace_id, carried))
         if pictured
         else None,
+        gap_context=carried.where() if carried is not None else None,
     )
 
 
@@ -313,16 +342,27 @@ def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
     rec = recorded_of(call.usage)
     if rec is None or rec.prompt_tokens is None or call.context is None:
         return None
-    counted, pictured = 0, []
+    counted, pictured, items, system = 0, [], 0, 0
     for item, msg in resolve_items(reader, trace_id, call.context):
-        counted += tokens_of(item, msg)
+        component, tokens = item_tokens(item, msg)
+        counted += tokens
+        items += 1
+        system += tokens if component == "system" else 0
         if msg is not None and item.content is None and image_parts(msg):
             pictured.append(msg)
     provider = provider_of(call.model, reader.trace(trace_id).source)
     est = image_estimate(reader, trace_id, pictured, provider)
     images = est.estimated_tokens if est is not None else 0
+    where = gap_context(items, {"system": system}, call.params)
     return CarriedGap(
-        rec.prompt_tokens - counted - images, ref.call_index, rec.prompt_tokens, counted, images
+        rec.prompt_tokens - counted - images,
+        ref.call_index,
+        rec.prompt_tokens,
+        counted,
+        images,
+        where.items,
+        where.system_in_context,
+        where.tool_definitions,
     )
 
 
@@ -367,6 +407,7 @@ def call_report(
         images=image_estimate(
             reader, call.trace_id, pictured, provider_of(call.model, trace.source)
         ),
+        gap_context=gap_context(n, by, call.params),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.fields_json import FieldsJson
-from core.inspector.recorded import NOT_IN_TRANSCRIPT_TEXT
+from core.inspector.recorded import gap_words
 from core.records import Message
 from core.store.reader import Reader
 from core.tokens.image_size import base64_dimensions, read_dimensions
@@ -53,15 +53,10 @@ class ImageEstimate(FieldsJson):
 
 
 def gap_text(images: ImageEstimate | None) -> str:
-    """The label of the ``not in the transcript`` part: what it may hold, and the images
-    whose tokens could not be estimated (they are in it too)."""
-    if images is None or not images.unknown:
-        return NOT_IN_TRANSCRIPT_TEXT
-    n = images.unknown
-    return (
-        "not in the transcript (system prompt, tool definitions and other parts the tool "
-        f"did not log, and the tokens of {n} image{'s' if n != 1 else ''} of unknown size)"
-    )
+    """The label of the ``not in the transcript`` part when nothing is known of the context
+    it was measured at (``core/inspector/recorded.py:gap_words`` names what a known one can
+    lack), and the images whose tokens could not be estimated (they are in it too)."""
+    return gap_words(0, None, images.unknown if images is not None else 0).text
 
 
 def image_parts(msg: Message) -> list[dict[str, object]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.budget import Budget, budget_of
+from core.importers.usage import RecordedTotals
 from core.inspector.call_numbers import CallNumbering
 from core.inspector.goals import GoalNode, goal_outline
 from core.inspector.images import ImageEstimate, image_estimate, image_parts
@@ -30,7 +31,6 @@ from core.inspector.prompt import PromptMeasure, prompt_measure
 from core.inspector.recorded import recorded_of
 from core.records import ContextRef
 from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf, TokensAsOf
-from core.replay.run_totals import RunTotals
 from core.store.reader import Reader
 from core.tokens.image_tokens import provider_of
 
@@ -44,36 +44,27 @@ UNKNOWN_PARTS = {
     "skills": ("skill injections", ""),
     "grants": ("grants", ""),
     "usage": ("token usage", "input tokens are counted by ctxlens"),
+    "usage_per_call": (
+        "token usage per call",
+        "the run's totals are recorded; input tokens per call are counted by ctxlens",
+    ),
 }
 """What ``PlaybackState.unknown`` names, and what is shown instead."""
 
 
-RUN_TOTALS_ONLY = (
-    "token usage per call",
-    "input tokens are counted by ctxlens; the trace records only the run's totals",
-)
-"""``usage`` of a trace that records its run's totals (``core/replay/run_totals.py``)."""
-
-
-def _unknown_part(key: str, totals: RunTotals | None) -> tuple[str, str]:
-    if key == "usage" and totals is not None:
-        return RUN_TOTALS_ONLY
-    return UNKNOWN_PARTS.get(key, (key, ""))
-
-
-def unknown_note(key: str, totals: RunTotals | None = None) -> str:
+def unknown_note(key: str) -> str:
     """One pane's sentence: "Goals: not recorded in this trace."."""
-    name, instead = _unknown_part(key, totals)
+    name, instead = UNKNOWN_PARTS.get(key, (key, ""))
     return f"{name[:1].upper()}{name[1:]}: not recorded in this trace" + (
         f"; {instead}." if instead else "."
     )
 
 
-def unknown_line(unknown: tuple[str, ...], totals: RunTotals | None = None) -> str:
+def unknown_line(unknown: tuple[str, ...]) -> str:
     """The scrubber's line: "Not recorded in this trace: model calls (…) · goals"."""
     parts = []
     for key in unknown:
-        name, instead = _unknown_part(key, totals)
+        name, instead = UNKNOWN_PARTS.get(key, (key, ""))
         parts.append(f"{name} ({instead})" if instead else name)
     return "Not recorded in this trace: " + " · ".join(parts) if parts else ""
 
@@ -114,9 +105,14 @@ def so_far_text(t: TokensAsOf) -> str:
     return f"{inp} / {out}{recorded}"
 
 
-def run_totals_text(totals: RunTotals) -> str:
-    """``run totals recorded by the trace: 122,612 in / 1,369 out over 12 calls (…)``."""
-    return f"run totals recorded by the trace: {totals.text}"
+def run_totals_text(totals: RecordedTotals) -> str:
+    """``run totals recorded by the trace: 122,612 in / 1,369 out over 12 calls (SWE-agent
+    info.model_stats)`` (``core/importers/usage.py:recorded_totals``: not any call's)."""
+    inp = f"{totals.input_tokens:,}" if totals.input_tokens is not None else "—"
+    out = f"{totals.output_tokens:,}" if totals.output_tokens is not None else "—"
+    n = totals.calls
+    calls = f" over {n:,} call{'s' if n != 1 else ''}" if n else ""
+    return f"run totals recorded by the trace: {inp} in / {out} out{calls} ({totals.source})"
 
 
 @dataclass(frozen=True)
@@ -145,8 +141,9 @@ class PlaybackFrame:
 
     def note(self, key: str) -> str:
         """What a pane says instead of rows the trace does not record ("" when it does)."""
-        totals = self.state.tokens.run_totals
-        return unknown_note(key, totals) if key in self.state.unknown else ""
+        if key == "usage" and "usage_per_call" in self.state.unknown:  # totals recorded
+            key = "usage_per_call"
+        return unknown_note(key) if key in self.state.unknown else ""
 
     @property
     def position(self) -> int:
@@ -191,8 +188,7 @@ class PlaybackFrames:
     def notes(self) -> str:
         """What the trace cannot tell, and the calls a rewind abandoned (empty for a
         ctxlens run without a rewind)."""
-        pb = self.playback
-        parts = (unknown_line(pb.unknown, pb.run_totals), self.numbering.abandoned_note())
+        parts = (unknown_line(self.playback.unknown), self.numbering.abandoned_note())
         return " · ".join(p for p in parts if p)
 
     def stop_of(self, position: int) -> int:

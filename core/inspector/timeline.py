@@ -81,8 +81,8 @@ def badges_of(msg: Shown, forks: tuple[str, ...] = ()) -> tuple[str, ...]:
         found.add(_KIND_BADGE[msg.kind])
     if msg.branch_type == "compression":  # the model call that wrote a compaction's summary
         found.add("compaction_call")
-    elif msg.branch_type == "subagent" or msg.agent_name != "main":
-        found.add("subagent")
+    elif msg.branch_type == "subagent":  # not the agent's name: an import keeps the
+        found.add("subagent")  # tool's (any-agent's main agent is ``any_agent``)
     elif msg.branch_type is not None:
         found.add("side_branch")
     for f in forks:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from core.importers.usage import RecordedTotals, recorded_totals
 from core.trace_record import Trace
 
 if TYPE_CHECKING:
@@ -69,6 +70,11 @@ class TraceSummary:
         s = meta.get("sample") if isinstance(meta, dict) else None
         return s if isinstance(s, dict) else None
 
+    @property
+    def recorded_totals(self) -> RecordedTotals | None:
+        """The run's totals the tool recorded (SWE-agent's ``model_stats``), if any."""
+        return recorded_totals(self.trace.metadata)
+
     def to_json(self) -> dict[str, Any]:
         """The ``ctxlens traces --json`` row (the first six keys are the contract)."""
         tr = self.trace
@@ -85,6 +91,8 @@ class TraceSummary:
             "calls": self.calls,
             "tokens": self.tokens,
             "start_recorded": self.dated,
+            # the run's usage as the tool recorded it, where it records no call's own
+            "recorded_totals": totals.to_json() if (totals := self.recorded_totals) else None,
         }
         if self.eval is not None:
             out["eval"] = self.eval

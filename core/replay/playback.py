@@ -21,6 +21,7 @@ from core.context.budget import budget_of
 from core.context.view import View, current_items, token_breakdown
 from core.goals import GoalTree
 from core.goals.replay import replay as replay_goals
+from core.importers.usage import RecordedTotals, recorded_totals
 from core.records import (
     CompactionEvent,
     ContextItem,
@@ -30,7 +31,6 @@ from core.records import (
     SkillInjection,
 )
 from core.replay.calls import CallRef, trace_calls
-from core.replay.run_totals import RunTotals, recorded_run_totals
 from core.store.paths import LineInfo, Segment, on_path, path_segments
 from core.store.reader import Reader
 
@@ -107,8 +107,9 @@ class TokensAsOf:
     """Of calls 0..n, those whose input is ctxlens's count (no usage recorded)."""
     outputs_unknown: int = 0
     """Of calls 0..n, those whose output tokens were not recorded."""
-    run_totals: RunTotals | None = None
-    """The run's totals where the trace records only those (SWE-agent ``model_stats``)."""
+    run_totals: RecordedTotals | None = None
+    """The run's totals where the trace records only those and no call's own (SWE-agent
+    ``model_stats``: ``core/importers/usage.py:recorded_totals``)."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,8 @@ class Playback:
     compactions: list[CompactionEvent]
     window: int | None
     unknown: tuple[str, ...] = ()
-    run_totals: RunTotals | None = None
+    run_totals: RecordedTotals | None = None
+    """The run's recorded totals, where they count tokens and no call records its own."""
     _inputs: dict[int, int] = field(default_factory=dict)
 
     @classmethod
@@ -222,7 +224,7 @@ class Playback:
             compactions,
             budget_of(trace.source, meta).window,
             unknown,
-            recorded_run_totals(meta) if "usage" in unknown else None,
+            recorded_totals(meta) if "usage_per_call" in unknown else None,
         )
 
     def __len__(self) -> int:
@@ -408,8 +410,9 @@ def _unknown(
             out.append("skills")
         if not grants:
             out.append("grants")
-        if calls and all(c.input_tokens is None for c in calls):
-            out.append("usage")
+        if calls and all(c.input_tokens is None for c in calls):  # no call's own usage;
+            totals = recorded_totals(meta)  # the run's totals may be recorded (SWE-agent)
+            out.append("usage_per_call" if totals and totals.counts_tokens else "usage")
     return tuple(out)
 
 

@@ -182,7 +182,7 @@ def test_run_totals_of_a_swe_agent_trajectory_are_shown_as_recorded(
     stats = json.loads(PYDICOM.read_text(encoding="utf-8"))["info"]["model_stats"]
     totals = (
         f"{stats['tokens_sent']:,} in / {stats['tokens_received']:,} out over "
-        f"{stats['api_calls']} calls (SWE-agent model_stats)"
+        f"{stats['api_calls']} calls (SWE-agent info.model_stats)"
     )
     win = window_on(qtbot, settings, tmp_path, PYDICOM)
     seek(qtbot, win, 5)

@@ -21,7 +21,6 @@ from core.inspector.context_report import (
     last_call_diff,
     numbered_call_report,
 )
-from core.inspector.images import gap_text
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import LOADING, RecordTable
@@ -310,7 +309,7 @@ def _recorded_parts(rep: ContextReport) -> list[str]:
     out.append(f"recorded prompt <b>{rec.prompt_tokens:,}</b>{cached}")
     missing = rep.unexplained
     if missing is not None and missing > 0:
-        out.append(f"{missing:,} {gap_text(rep.images)}")
+        out.append(f"{missing:,} {rep.gap_text}")
     elif missing is not None:
         out.append(f"transcript counted {-missing:,} above the record (tokenizer)")
     return out
@@ -326,7 +325,7 @@ def _carried_parts(rep: ContextReport) -> list[str]:
         f"{gap.recorded_prompt_tokens:,}, {after:+,} counted since"
     ]
     if gap.tokens > 0:
-        out.append(f"{gap.tokens:,} {gap_text(rep.images)}")
+        out.append(f"{gap.tokens:,} {rep.gap_text}")
     else:
         out.append(f"transcript counted {-gap.tokens:,} above the record (tokenizer)")
     return out
