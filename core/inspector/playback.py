@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.budget import Budget, budget_of
-from core.inspector.call_numbers import CallNumbering
+from core.inspector.call_numbers import CallNumbering, agent_role
 from core.inspector.goals import GoalNode, goal_outline
 from core.inspector.panels import GrantRow, SkillRow, grant_row, skill_row
+from core.inspector.wording import article
 from core.records import ContextRef
 from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf
 from core.store.reader import Reader
@@ -181,7 +182,7 @@ def skill_rows_as_of(trace_id: str, skills: tuple[SkillAsOf, ...]) -> list[Skill
 def call_label(state: PlaybackState, name: str) -> str:
     """``name``: the call's number on the current path ("call 41 / 127")."""
     c = state.call
-    parts = [name, c.agent_name or "main"]
+    parts = [name, agent_role(c) or "main"]
     parts.append(f"{state.tokens.input:,} tokens in")
     if c.error:
         parts.append("failed")
@@ -207,7 +208,8 @@ def call_detail(state: PlaybackState) -> str:
     n = len(state.compactions)
     if n:
         where = f" from #{active.at_sequence}" if active and active.at_sequence is not None else ""
-        last = f"; context starts from a {active.level} boundary{where}" if active else ""
+        boundary = f"{article(active.level)} {active.level} boundary" if active else ""
+        last = f"; context starts from {boundary}{where}" if active else ""
         parts.append(f"{n} compaction{'s' if n != 1 else ''}{last}")
     else:
         parts.append("no compaction yet")
