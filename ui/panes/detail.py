@@ -20,12 +20,14 @@ from PySide6.QtWidgets import (
 from core.inspector.detail import MessageDetail, message_detail
 from core.store import Store
 from ui.highlight import PygmentsHighlighter
+from ui.panes.common import NO_TRACE
 from ui.session import Session
 from ui.tasks import TaskRunner
 from ui.theme import is_dark
 from ui.widgets import wrapped_label
 
 MAX_BODY = 200_000
+SELECT = "Select a message in the timeline."
 FACT_PAIRS = 2
 WIDE_FACTS = frozenset({"usage"})
 """Facts per line: two fit the default dock width without clipping an id or a kind."""
@@ -73,7 +75,7 @@ class MessageDetailPane(QWidget):
         self.session = session
         self.runner = runner
         self.detail: MessageDetail | None = None
-        self.facts = wrapped_label("Select a message in the timeline.")
+        self.facts = wrapped_label(self._nothing())
         self.facts.setTextFormat(self.facts.textFormat().RichText)
         # a long fact (usage, an id) is clipped rather than widening the dock and the window
         self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -96,9 +98,13 @@ class MessageDetailPane(QWidget):
         layout.addWidget(self.tabs, 1)
         session.changed.connect(self.clear)
 
+    def _nothing(self) -> str:
+        """What the facts say before a message is shown."""
+        return SELECT if self.session.trace_id is not None else NO_TRACE
+
     def clear(self) -> None:
         self.detail = None
-        self.facts.setText("Select a message in the timeline.")
+        self.facts.setText(self._nothing())
         self.links.setText("")
         self.body.setPlainText("")
         self.raw.setPlainText("")

@@ -8,14 +8,17 @@ from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from core.inspector.panels import GrantRow, SkillRow, grant_rows, skill_rows
+from core.inspector.unrecorded import unknown_note, unrecorded_panels
 from core.store import Store
-from ui.panes.common import LOADING, RecordTable
+from ui.panes.common import LOADING, NO_TRACE, RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskRunner
 
 SKILLS_EMPTY = "No skills were injected in this trace."
 GRANTS_EMPTY = "No refs or grants in this trace."
+"""A ctxlens run's empty lists; a trace whose source records none of them says so
+(``core/inspector/unrecorded.py:unknown_note``), as playback does."""
 SKILLS_AS_OF = "No skill injected by this call."
 GRANTS_AS_OF = "Nothing granted by this call."
 
@@ -55,11 +58,22 @@ GRANT_COLUMNS: list[Column[GrantRow]] = [
 class Records:
     skills: list[SkillRow]
     grants: list[GrantRow]
+    unrecorded: tuple[str, ...] = ()
+    """``skills``/``grants`` when the trace's source does not record them."""
+    shown: bool = True
+    """A trace is shown (``False``: no trace open)."""
+
+    def empty_text(self, key: str, recorded_empty: str) -> str:
+        if not self.shown:
+            return NO_TRACE
+        return unknown_note(key) if key in self.unrecorded else recorded_empty
 
 
 def load_records(store: Store, trace_id: str) -> Records:
     with store.read() as r:
-        return Records(skill_rows(r, trace_id), grant_rows(r, trace_id))
+        return Records(
+            skill_rows(r, trace_id), grant_rows(r, trace_id), unrecorded_panels(r, trace_id)
+        )
 
 
 class _TablePane(QWidget):
@@ -77,7 +91,7 @@ class _TablePane(QWidget):
 class SkillsPane(_TablePane):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.model: RecordTableModel[SkillRow] = RecordTableModel(SKILL_COLUMNS)
-        table = RecordTable(self.model, SKILLS_EMPTY)
+        table = RecordTable(self.model, NO_TRACE)
         super().__init__("skillsPane", table, parent)
         for col, width in enumerate((150, 50, 110, 70, 130, 60)):
             table.setColumnWidth(col, width)
@@ -93,7 +107,7 @@ class SkillsPane(_TablePane):
 class GrantsPane(_TablePane):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.model: RecordTableModel[GrantRow] = RecordTableModel(GRANT_COLUMNS)
-        table = RecordTable(self.model, GRANTS_EMPTY)
+        table = RecordTable(self.model, NO_TRACE)
         super().__init__("grantsPane", table, parent)
         for col, width in enumerate((70, 80, 120, 75, 60, 90, 80, 75, 160)):
             table.setColumnWidth(col, width)
@@ -123,7 +137,7 @@ class RecordsLoader:
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             self._trace = None
-            self._show(Records([], []))
+            self._show(Records([], [], shown=False))
             return
         if trace_id != self._trace:  # not the last trace's rows meanwhile
             self._trace = trace_id
@@ -138,8 +152,10 @@ class RecordsLoader:
     def _show(self, records: Records) -> None:
         self.skills.model.set_records(records.skills)
         self.grants.model.set_records(records.grants)
-        self.skills.table.empty_text = SKILLS_EMPTY
-        self.grants.table.empty_text = GRANTS_EMPTY
+        self.skills.table.empty_text = records.empty_text("skills", SKILLS_EMPTY)
+        self.grants.table.empty_text = records.empty_text("grants", GRANTS_EMPTY)
+        self.skills.table.viewport().update()
+        self.grants.table.viewport().update()
 
     def show_as_of(
         self,

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +24,7 @@ from core.inspector.trace_filter import ListFilter, models_of
 from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
 from core.records import Trace
 from core.store import Store
+from ui.panes.common import GET_A_TRACE, EmptyTextTree
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
     COLUMNS,
@@ -54,10 +54,8 @@ WIDTHS = {
 }
 #: Evals are shown opened when the whole list is at most this many rows.
 EXPAND_ROWS = 400
-EMPTY = (
-    "No traces in this store.\nImport trace files with Ctrl+I or drop them onto the "
-    "window; open another store with Ctrl+O."
-)
+EMPTY = f"No traces in this store.\n\n{GET_A_TRACE}"
+"""Said in the list itself (it was only a tooltip: a new store showed an empty pane)."""
 
 
 class TraceBrowser(QWidget):
@@ -124,8 +122,8 @@ class TraceBrowser(QWidget):
         self.filters.changed.connect(self._filter_chosen)
         self.filters.set_filter(ListFilter.from_text(settings.get(FILTER_KEY) if settings else ""))
 
-    def _tree(self) -> QTreeView:
-        tree = QTreeView()
+    def _tree(self) -> EmptyTextTree:
+        tree = EmptyTextTree()
         tree.setObjectName("traceList")
         tree.setModel(self.proxy)
         tree.setRootIsDecorated(True)
@@ -186,6 +184,8 @@ class TraceBrowser(QWidget):
         self._fill_scores()
         self.filters.set_models(models_of(self._summaries(rows)))
         self.table.setToolTip("" if rows else EMPTY)
+        self.table.empty_text = "" if rows else EMPTY
+        self.table.viewport().update()
         self._count_shown()
         self._mark_current()
         if len(chosen) > 1:  # two traces picked to compare stay picked
