@@ -11,10 +11,10 @@ not billed usage. Three grouped queries for the whole store, whatever its size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.trace_record import Trace
 
@@ -51,6 +51,12 @@ class TraceSummary:
     dated: bool = True
     """``start`` is a recorded time; ``False``: the file dated nothing (a SWE-agent
     trajectory, a list of chat messages) and ``start`` is when it was imported."""
+    recorded_tokens: int | None = None
+    """Prompt and completion tokens its calls' usage recorded, summed over the calls (a
+    prompt sent again at every call counts every time: a session of 177k transcript tokens
+    can record 15M); ``None``: no call recorded usage (or it was not read)."""
+    price_dates: tuple[tuple[str, str], ...] = ()
+    """(model, date of the price-table row that priced its calls)."""
 
     @property
     def cost_complete(self) -> bool:
@@ -85,6 +91,7 @@ class TraceSummary:
             "calls": self.calls,
             "tokens": self.tokens,
             "start_recorded": self.dated,
+            "recorded_tokens": self.recorded_tokens,
         }
         if self.eval is not None:
             out["eval"] = self.eval
@@ -93,8 +100,18 @@ class TraceSummary:
         return out
 
 
-Costs = dict[str, tuple[float | None, int]]
-"""Trace id → (USD of its priced calls, how many calls are priced)."""
+class TraceCost(NamedTuple):
+    """What a trace's recorded usage says, priced (``core/cost/totals.py:usd_by_trace``)."""
+
+    usd: float | None
+    priced_calls: int
+    recorded_tokens: int | None = None
+    price_dates: tuple[tuple[str, str], ...] = ()
+
+
+Costs = Mapping[str, tuple[Any, ...]]
+"""Trace id → (USD of its priced calls, how many calls are priced[, recorded tokens, the
+dates of the prices used])."""
 
 
 def summaries(r: Reader, costs: Costs | None = None) -> list[TraceSummary]:
@@ -116,6 +133,7 @@ def assemble(
         n_calls, call_model = calls.get(tr.id, (0, None))
         first, last, tokens = messages.get(tr.id, (None, None, 0))
         start, duration, dated = _span(tr, first, last)
+        cost = TraceCost(*costs.get(tr.id, (None, 0)))
         out.append(
             TraceSummary(
                 tr,
@@ -124,8 +142,11 @@ def assemble(
                 duration,
                 n_calls,
                 tokens,
-                *costs.get(tr.id, (None, 0)),
+                cost.usd,
+                cost.priced_calls,
                 dated,
+                cost.recorded_tokens,
+                cost.price_dates,
             )
         )
     return out

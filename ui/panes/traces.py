@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.cost.compute import usd_by_trace
 from core.cost.table import load_table
-from core.cost.totals import trace_totals, usd_by_trace
+from core.cost.totals import trace_totals
 from core.inspector.trace_filter import ListFilter, models_of
 from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
 from core.records import Trace
@@ -47,7 +48,8 @@ WIDTHS = {
     "Score": 46,
     "Start": 86,
     "Calls": 42,
-    "Tokens": 54,
+    "Transcript tok": 92,
+    "Recorded tok": 92,
     "Duration": 64,
     "Cost": 64,
     "Messages": 64,
@@ -302,6 +304,6 @@ def _order(descending: bool) -> Qt.SortOrder:
 
 def load_rows(store: Store) -> list[TraceSummary | EvalGroup]:
     """The pane's rows: every trace's figures and cost (its usage sums caught up first)."""
-    costs = usd_by_trace(trace_totals(store, load_table())[0])
+    costs = usd_by_trace(*trace_totals(store, load_table()))
     with store.read() as r:
         return group_evals(summaries(r, costs))
