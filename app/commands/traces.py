@@ -30,9 +30,10 @@ def listing(ctx: CliContext) -> list[Any]:
     from core.cost.compute import (
         CallUsage,
         CostSummary,
-        costs_by_trace,
         parse_usage,
         recorded_cost_text,
+        totals_by_trace,
+        usd_by_trace,
     )
     from core.inspector.trace_list import assemble
     from core.store.quick import figures_and_calls
@@ -43,9 +44,9 @@ def listing(ctx: CliContext) -> list[Any]:
         rows, costs = _from_store(ctx, table)
     else:
         figures, calls = quick
-        rows = assemble(*figures)
         usages = (CallUsage(c[0], c[1], c[2], parse_usage(c[3]), c[4], c[5]) for c in calls)
-        costs = costs_by_trace(usages, table)
+        costs, tokens = totals_by_trace(usages, table)
+        rows = assemble(*figures, usd_by_trace(costs, tokens))
     empty = CostSummary(table.table_date)
     out = []
     for row in rows:
@@ -56,13 +57,14 @@ def listing(ctx: CliContext) -> list[Any]:
 
 
 def _from_store(ctx: CliContext, table: Any) -> tuple[list[Any], dict[str, Any]]:
+    from core.cost.compute import usd_by_trace
     from core.cost.totals import trace_totals
     from core.inspector.trace_list import summaries
 
     store = ctx.store()
-    costs = trace_totals(store, table)[0]
+    costs, tokens = trace_totals(store, table)
     with store.read() as r:
-        return summaries(r), costs
+        return summaries(r, usd_by_trace(costs, tokens)), costs
 
 
 def run(ctx: CliContext) -> int:
@@ -76,8 +78,8 @@ def run(ctx: CliContext) -> int:
         t = s.trace
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start)) if s.dated else "undated"
         price = cost["text"]
-        if cost.get("recorded"):
-            price = f"{price} ({cost['recorded']})"
+        if cost.get("recorded"):  # what the tool recorded first, then ctxlens's table
+            price = f"{cost['recorded']}; ctxlens: {price}"
         ctx.out.write(
             f"{t.id}  {when:<16}  {t.source:<12} {t.messages:>8} msgs {s.calls:>5} calls  "
             f"{price:>10}  {s.model or '-':<24} {t.title}\n"

@@ -139,6 +139,13 @@ class Budget:
             return "unknown"
         return f"{self.window:,} ({self.window_source.replace('-', ' ')})"
 
+    def window_share_text(self) -> str:
+        """``the 200,000-token window (model table)``: what a share is of, without nesting
+        one parenthesis in another ("39% of 200,000 (model table) window")."""
+        if self.window is None:
+            return "an unknown window"
+        return f"the {self.window:,}-token window ({self.window_source.replace('-', ' ')})"
+
 
 def budget_of(source: str, metadata: Any) -> Budget:
     """The limits of a trace: a run's (recorded or defaults), or an import's own."""

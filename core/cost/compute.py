@@ -9,6 +9,7 @@ they cost.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,10 +41,18 @@ class CallCost:
     saved_usd: float = 0.0
     reason: str = ""
     """Why a call has no price: ``no price for MODEL``, ``no usage recorded``, …"""
+    price_date: str = ""
+    """The date of the price-table row that priced it (``""``: unpriced, or a price given
+    as an override without a date)."""
 
     def to_json(self) -> dict[str, Any]:
         usd = None if self.usd is None else round(self.usd, 6)
-        return {"usd": usd, "saved_usd": round(self.saved_usd, 6), "reason": self.reason}
+        return {
+            "usd": usd,
+            "saved_usd": round(self.saved_usd, 6),
+            "reason": self.reason,
+            "price_date": self.price_date,
+        }
 
 
 @dataclass
@@ -59,6 +68,9 @@ class CostSummary:
     by_agent: dict[str, float] = field(default_factory=dict)
     by_goal: dict[str, float] = field(default_factory=dict)
     by_model: dict[str, float] = field(default_factory=dict)
+    price_dates: dict[str, str] = field(default_factory=dict)
+    """Model → the date of the table row that priced its calls (``override``: a price given
+    without a date). ``table_date`` is the table's; a row can be newer than another."""
 
     def add(self, model: str, cost: CallCost, agent: str, goal: str | None, calls: int = 1) -> None:
         """One call's cost, or the summed cost of ``calls`` calls alike in model and shape."""
@@ -67,6 +79,7 @@ class CostSummary:
             self.unpriced_models.add(model or "(none)")
             return
         self.priced_calls += calls
+        self.price_dates[model] = cost.price_date or "override"
         self.usd += cost.usd
         self.saved_usd += cost.saved_usd
         for bucket, key in ((self.by_agent, agent), (self.by_model, model), (self.by_goal, goal)):
@@ -95,7 +108,12 @@ class CostSummary:
             "by_agent": _rounded(self.by_agent),
             "by_goal": _rounded(self.by_goal),
             "by_model": _rounded(self.by_model),
+            "price_dates": dict(sorted(self.price_dates.items())),
         }
+
+    def dates_text(self) -> str:
+        """Which prices it used: ``claude-opus-4-6 of 2026-02-05, gpt-4o of 2024-10-01``."""
+        return ", ".join(f"{m} of {d}" for m, d in sorted(self.price_dates.items()))
 
 
 def call_cost(price: Price | None, usage: Any, model: str = "") -> CallCost:
@@ -153,6 +171,28 @@ def totals_by_trace(
     return costs, tokens
 
 
+def usd_by_trace(
+    costs: dict[str, CostSummary], tokens: dict[str, int] | None = None
+) -> dict[str, tuple[Any, ...]]:
+    """Trace id → (USD of its priced calls, ``None`` where no call has a price; how many
+    calls are priced), so a list can tell a whole cost from a lower bound; with the
+    recorded ``tokens`` of ``trace_totals`` also (its recorded tokens, ``None`` where no
+    call recorded usage; the dates of the price rows used)."""
+    if tokens is None:
+        return {
+            tid: (c.usd if c.priced_calls else None, c.priced_calls) for tid, c in costs.items()
+        }
+    return {
+        tid: (
+            c.usd if c.priced_calls else None,
+            c.priced_calls,
+            tokens.get(tid),
+            tuple(sorted(c.price_dates.items())),
+        )
+        for tid, c in costs.items()
+    }
+
+
 def format_usd(usd: float | None) -> str:
     """A cost for people: ``no price``, ``$12.34``, ``$0.0012``, ``<$0.0001`` (a tiny cost is
     not shown as ``$0.0000``)."""
@@ -178,15 +218,37 @@ RECORDED_COST = "recorded_cost"
 ``model_stats.total_cost``, OTel ``gen_ai.usage.*_cost``), shown beside ctxlens's pricing."""
 
 
-def recorded_cost_text(metadata: Any) -> str:
-    """``SWE-agent recorded $1.27`` when the trace's tool recorded its cost, else ``""``."""
+def recorded_cost(metadata: Any) -> tuple[float, str] | None:
+    """``(USD, who recorded it)`` when the trace's tool recorded what the run cost."""
     rec = metadata.get(RECORDED_COST) if isinstance(metadata, dict) else None
     if not isinstance(rec, dict):
-        return ""
+        return None
     usd = rec.get("usd")
     if not isinstance(usd, (int, float)) or isinstance(usd, bool):
-        return ""
-    return f"{rec.get('source') or 'the tool'} recorded {format_usd(float(usd))}"
+        return None
+    return float(usd), str(rec.get("source") or "the tool")
+
+
+def recorded_cost_text(metadata: Any) -> str:
+    """``SWE-agent recorded $1.27`` when the trace's tool recorded its cost, else ``""``
+    (``format_recorded_usd``: a small recorded cost keeps its digits)."""
+    rec = recorded_cost(metadata)
+    return "" if rec is None else f"{rec[1]} recorded {format_recorded_usd(rec[0])}"
+
+
+def recorded_cost_short(metadata: Any) -> str:
+    """``$1.27 recorded by SWE-agent``: the figure first, where a line may be cut."""
+    rec = recorded_cost(metadata)
+    return "" if rec is None else f"{format_recorded_usd(rec[0])} recorded by {rec[1]}"
+
+
+def format_recorded_usd(usd: float) -> str:
+    """A cost the tool recorded, as it recorded it to three significant digits: ``$1.27``,
+    ``$0.000125`` (``format_usd`` would write ``$0.0001``, a fifth less than recorded)."""
+    if usd >= 0.01 or usd <= 0:
+        return format_usd(usd)
+    digits = 2 - math.floor(math.log10(usd))
+    return f"${usd:.{digits}f}".rstrip("0")
 
 
 def parse_usage(raw: str | None) -> Any:
@@ -211,7 +273,7 @@ def _priced(p: Price, u: TokenUsage) -> CallCost:
         + u.cache_creation * (p.cache_write or 0.0)
         + u.completion * p.output
     ) / MILLION
-    return CallCost(usd, saved_usd=u.cached * (p.input - read) / MILLION)
+    return CallCost(usd, saved_usd=u.cached * (p.input - read) / MILLION, price_date=p.date)
 
 
 def _rounded(d: dict[str, float]) -> dict[str, float]:

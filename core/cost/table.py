@@ -55,7 +55,9 @@ class PriceTable:
         for model, fields in overrides.items():
             key = normalize_model(model)
             base = prices.get(key) or Price(key, 0.0, 0.0, None, None, "", "")
-            prices[key] = replace(base, **_checked(model, fields), source="override")
+            # the shipped row's date does not date the price given here (unless it says)
+            changed = {"date": "", **_checked(model, fields)}
+            prices[key] = replace(base, **changed, source="override")
         return PriceTable(self.table_date, prices)
 
 
@@ -78,11 +80,18 @@ def load_table(
 ) -> PriceTable:
     """Shipped table, then ``user_file`` (default ``$CTXLENS_PRICES``), then ``overrides``."""
     raw = json.loads(SHIPPED.read_text(encoding="utf-8"))
-    table = PriceTable(raw["table_date"], _index(raw["models"]))
+    table = PriceTable(table_date(raw), _index(raw["models"]))
     path = user_file or _env_file()
     if path is not None:
         table = table.with_overrides(_read_user_file(path))
     return table.with_overrides(overrides or {})
+
+
+def table_date(raw: Mapping[str, Any]) -> str:
+    """The table's date: its own, or its newest row's when a row is newer (a row added
+    later, ``claude-opus-4-6`` of 2026-02-05, must not be listed under an older date)."""
+    dates = [str(row["date"]) for row in raw["models"]]
+    return max([str(raw["table_date"]), *dates])
 
 
 def parse_price_settings(pairs: Iterable[str]) -> dict[str, dict[str, Any]]:

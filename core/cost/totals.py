@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Text, bindparam, cast, delete, func, insert, select, update
 
 from core.cost.compute import CostSummary, counts_cost, parse_usage, totals_by_trace
+from core.cost.compute import usd_by_trace as usd_by_trace  # its place before
 from core.cost.stored import call_usages
 from core.cost.table import Price, PriceTable
 from core.cost.usage import TokenUsage, token_usage
@@ -211,9 +212,3 @@ def trace_totals(
             return totals_by_trace(call_usages(r), table, wanted)
     with store.read() as r:
         return priced(read_totals(r.conn, trace_ids), table)
-
-
-def usd_by_trace(costs: dict[str, CostSummary]) -> dict[str, tuple[float | None, int]]:
-    """Trace id → (USD of its priced calls, ``None`` where no call has a price; how many
-    calls are priced), so a list can tell a whole cost from a lower bound."""
-    return {tid: (c.usd if c.priced_calls else None, c.priced_calls) for tid, c in costs.items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.inspector.wording import counted
 from core.replay.calls import CallRef, live_calls, recorded_calls
 from core.store.reader import Reader
 
@@ -28,6 +29,27 @@ class CallNumber:
 
 ABANDONED = "abandoned by a rewind"
 """How a call (or message) the current path no longer holds is named."""
+
+#: How a call made on a side branch is named, by the branch's type.
+BRANCH_ROLES = {
+    "compression": "compaction summarizer",
+    "subagent": "subagent",
+    "knowledge_eval": "knowledge check",
+    "reflection": "reflection",
+}
+
+
+def agent_role(call: CallRef) -> str:
+    """Who made a call that is not the main agent's own: ``compaction summarizer``,
+    ``subagent claude-code-guide``; ``""`` for the main agent. A call box or a label that
+    showed only "call 102 / 156" made a compaction's summarizer read as a main call."""
+    name = call.agent_name
+    if call.branch_type == "compression":
+        return BRANCH_ROLES["compression"]
+    if call.branch_type is not None:
+        role = BRANCH_ROLES.get(call.branch_type, call.branch_type.replace("_", " "))
+        return f"{role} {name}" if name and name != "main" else role
+    return "" if name in ("main", "") else f"agent {name}"
 
 
 @dataclass(frozen=True)
@@ -59,9 +81,19 @@ class CallNumbering:
         return f"a call {ABANDONED}" if number is None else f"call {number} / {self.total}"
 
     def short(self, position: int) -> str:
-        """ "call 41" (the diff's labels), "an abandoned call"."""
+        """ "call 41" (the diff's labels), "call 102 (compaction summarizer)" for a call the
+        main agent did not make, "an abandoned call"."""
         number = self.calls[position].number
-        return "an abandoned call" if number is None else f"call {number}"
+        if number is None:
+            return "an abandoned call"
+        role = agent_role(self.calls[position].call)
+        return f"call {number}" + (f" ({role})" if role else "")
+
+    def titled(self, position: int) -> str:
+        """``name`` and who made the call: "call 102 / 156 — compaction summarizer" (the
+        main agent's calls: the name alone)."""
+        role = agent_role(self.calls[position].call)
+        return self.name(position) + (f" — {role}" if role else "")
 
     def current_main(self) -> list[int]:
         """Positions of the main agent's calls on the current path (the scrubber's stops;
@@ -118,9 +150,11 @@ def _choice(numbering: CallNumbering, n: CallNumber) -> CallChoice:
     c = n.call
     prompt = c.usage.get("prompt_tokens") if isinstance(c.usage, dict) else None
     tok = f", {prompt:,} prompt tok" if isinstance(prompt, int) else ""
-    items = len(c.context or ())
+    items = counted(len(c.context or ()), "item")
     name = numbering.name(c.position)
-    label = f"{name[:1].upper()}{name[1:]} — {c.model or 'model not recorded'}, {items} items{tok}"
+    role = agent_role(c)
+    who = f"{role}, " if role else ""
+    label = f"{name[:1].upper()}{name[1:]} — {who}{c.model or 'model not recorded'}, {items}{tok}"
     tip = f"Recorded as llm_calls #{c.call_index}"
     if n.abandoned:
         tip += f"; on the branch a rewind left (head #{c.head}), not on the current path"

@@ -510,7 +510,7 @@ def numbered_call_report(
     scrubber's "call 41 / 127", or "a call abandoned by a rewind")."""
     numbering = recorded_numbering(reader, trace_id)
     n = numbering.by_index(call_index)
-    label = None if n is None else numbering.name(n.call.position)
+    label = None if n is None else numbering.titled(n.call.position)
     report = call_report(reader, reader.llm_call(trace_id, call_index), cancel=cancel, label=label)
     return report, call_diff(reader, trace_id, call_index, numbering)
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from core.delegation.report import delegation_report
 from core.delegation.store import node
+from core.inspector.unrecorded import unrecorded_panels
+from core.inspector.wording import counted
 from core.store.reader import Reader
 
 
@@ -43,6 +45,60 @@ def delegation_tree(r: Reader, trace_id: str) -> list[DelegationRow] | None:
 
     walk(delegation_report(r, here.root_trace_id), None)
     return rows
+
+
+def no_tree_note(r: Reader, trace_id: str) -> str:
+    """What the Delegation pane says of a trace outside any delegation tree: a ctxlens run
+    that delegated nothing, or a trace from a tool that records no delegation tree (one
+    whose source records no goals, skills or grants either:
+    ``core/inspector/unrecorded.py:unrecorded_panels``). Its subagents, side branches in
+    the timeline, are counted and named: a Claude Code session's Task subagent is not "no
+    delegation"."""
+    names = subagent_names(r, trace_id)
+    native = not unrecorded_panels(r, trace_id)  # a ctxlens run's records, or its like
+    if native:
+        text = "This trace is not part of a delegation tree (ctxlens demo --scenario delegation)."
+    else:
+        text = (
+            "Delegation trees (briefs, refs, validator verdicts) are recorded by ctxlens's "
+            f"own runs; {r.trace(trace_id).source} does not record them."
+        )
+    if not names:
+        return text if native else f"{text} This trace has no subagent branch."
+    one = len(names) == 1
+    its = "Its subagent is a side branch" if one else "Its subagents are side branches"
+    return (
+        f"{text} {its} in the timeline: {_subagents(names)}. {BRANCHES_HINT} lists "
+        f"{'it' if one else 'them'}."
+    )
+
+
+BRANCHES_HINT = "Navigate → Show branches (Ctrl+B)"
+"""Where the side branches are listed (``ui/window_actions.py``'s ``nav.branches``)."""
+
+
+def subagent_names(r: Reader, trace_id: str) -> list[str]:
+    """One name per subagent side branch (its agent's name; the branch id when it has
+    none), in the order they start."""
+    lines = sorted(
+        (li for li in r.lines(trace_id).values() if li.branch_type == "subagent"),
+        key=lambda li: li.start_sequence,
+    )
+    seen: dict[str, str] = {}
+    starts = r.messages(trace_id, [li.start_sequence for li in lines])
+    for li in lines:
+        key = li.branch_id or str(li.line)
+        if key not in seen:
+            m = starts.get(li.start_sequence)
+            name = m.agent_name if m is not None and m.agent_name != "main" else ""
+            seen[key] = name or li.branch_id or f"line {li.line}"
+    return list(seen.values())
+
+
+def _subagents(names: list[str]) -> str:
+    """``1 subagent, claude-code-guide``; ``3 subagents: a, b, c``."""
+    sep = ", " if len(names) == 1 else ": "
+    return f"{counted(len(names), 'subagent')}{sep}{', '.join(names)}"
 
 
 def short(version: str | None, n: int = 12) -> str:

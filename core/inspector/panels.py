@@ -15,6 +15,7 @@ from typing import Any
 
 from core.context.skill_injection import skill_presence
 from core.inspector.membership import ContextMembership, context_membership
+from core.inspector.wording import counted
 from core.records import ContextItem, ContextRef, SkillInjection
 from core.replay.playback import SkillAsOf
 from core.store.paths import Segment
@@ -51,6 +52,10 @@ class GrantRow:
     source_sequence: int | None
     status: str
     """active | revoked | not granted."""
+
+
+NOT_GRANTED = "not granted"
+"""The status of a ref the trace recorded but never granted (listed after the grants)."""
 
 
 def skill_rows(
@@ -137,10 +142,29 @@ def grant_rows(reader: Reader, trace_id: str) -> list[GrantRow]:
             out.append(
                 GrantRow(
                     ref.id, ref.kind, ref.description, size, None, "", "", None, "",
-                    None, ref.source_sequence, "not granted",
+                    None, ref.source_sequence, NOT_GRANTED,
                 )
             )  # fmt: skip
     return out
+
+
+def grant_summary(rows: Sequence[GrantRow]) -> str:
+    """The line over the grants panel: ``2 grants (1 active, 1 revoked) · 40 refs never
+    granted, listed after them in grey``; refs never granted are not grants, and a table
+    that mixed them read as if they were."""
+    grants = [r for r in rows if r.status != NOT_GRANTED]
+    refs = len(rows) - len(grants)
+    by: dict[str, int] = {}
+    for r in grants:
+        by[r.status] = by.get(r.status, 0) + 1
+    parts = []
+    if grants or not refs:
+        states = ", ".join(f"{n:,} {status}" for status, n in by.items())
+        parts.append(counted(len(grants), "grant") + (f" ({states})" if states else ""))
+    if refs:
+        after = ", listed after the grants in grey" if grants else " (shown in grey)"
+        parts.append(f"{counted(refs, 'ref')} never granted{after}")
+    return " · ".join(parts)
 
 
 def grant_row(

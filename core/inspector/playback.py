@@ -23,50 +23,18 @@ from typing import Any
 
 from core.context.budget import Budget, budget_of
 from core.importers.usage import RecordedTotals
-from core.inspector.call_numbers import CallNumbering
+from core.inspector.call_numbers import CallNumbering, agent_role
 from core.inspector.goals import GoalNode, goal_outline
 from core.inspector.images import ImageEstimate, image_estimate, image_parts
 from core.inspector.panels import GrantRow, SkillRow, grant_row, skill_row
 from core.inspector.prompt import PromptMeasure, prompt_measure
 from core.inspector.recorded import recorded_of
+from core.inspector.unrecorded import unknown_line, unknown_note
+from core.inspector.wording import article
 from core.records import ContextRef
 from core.replay.playback import GrantAsOf, Playback, PlaybackState, SkillAsOf, TokensAsOf
 from core.store.reader import Reader
 from core.tokens.image_tokens import provider_of
-
-UNKNOWN_PARTS = {
-    "calls": (
-        "model calls",
-        "each assistant message stands for a call, and its context is what ctxlens's View "
-        "gives at that point, not what the tool sent",
-    ),
-    "goals": ("goals", ""),
-    "skills": ("skill injections", ""),
-    "grants": ("grants", ""),
-    "usage": ("token usage", "input tokens are counted by ctxlens"),
-    "usage_per_call": (
-        "token usage per call",
-        "the run's totals are recorded; input tokens per call are counted by ctxlens",
-    ),
-}
-"""What ``PlaybackState.unknown`` names, and what is shown instead."""
-
-
-def unknown_note(key: str) -> str:
-    """One pane's sentence: "Goals: not recorded in this trace."."""
-    name, instead = UNKNOWN_PARTS.get(key, (key, ""))
-    return f"{name[:1].upper()}{name[1:]}: not recorded in this trace" + (
-        f"; {instead}." if instead else "."
-    )
-
-
-def unknown_line(unknown: tuple[str, ...]) -> str:
-    """The scrubber's line: "Not recorded in this trace: model calls (…) · goals"."""
-    parts = []
-    for key in unknown:
-        name, instead = UNKNOWN_PARTS.get(key, (key, ""))
-        parts.append(f"{name} ({instead})" if instead else name)
-    return "Not recorded in this trace: " + " · ".join(parts) if parts else ""
 
 
 # -- token figures, each saying where it comes from ----------------------------------------
@@ -275,7 +243,7 @@ def skill_rows_as_of(trace_id: str, skills: tuple[SkillAsOf, ...]) -> list[Skill
 def call_label(state: PlaybackState, name: str) -> str:
     """``name``: the call's number on the current path ("call 41 / 127")."""
     c = state.call
-    parts = [name, c.agent_name or "main"]
+    parts = [name, agent_role(c) or "main"]
     t = state.tokens
     parts.append(f"{t.input:,} tokens in ({'recorded' if t.input_recorded else 'counted'})")
     if c.error:
@@ -304,7 +272,8 @@ def call_detail(state: PlaybackState) -> str:
     n = len(state.compactions)
     if n:
         where = f" from #{active.at_sequence}" if active and active.at_sequence is not None else ""
-        last = f"; context starts from a {active.level} boundary{where}" if active else ""
+        boundary = f"{article(active.level)} {active.level} boundary" if active else ""
+        last = f"; context starts from {boundary}{where}" if active else ""
         parts.append(f"{n} compaction{'s' if n != 1 else ''}{last}")
     else:
         parts.append("no compaction yet")

@@ -33,8 +33,10 @@ BADGES: dict[str, str] = {
     "subagent": "subagent",
     "placeholder": "placeholder",
     "grant": "granted ref",
-    "abandoned": "abandoned branch",
+    "abandoned": "abandoned branch forks here",
 }
+"""``abandoned`` marks the message an abandoned continuation forks from (the row itself is on
+the path: "abandoned branch" read as if it were not; review h13c)."""
 
 _KIND_BADGE = {
     "injected_context": "injected_context",

@@ -11,10 +11,10 @@ not billed usage. Three grouped queries for the whole store, whatever its size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.importers.usage import RecordedTotals, recorded_totals
 from core.trace_record import Trace
@@ -52,6 +52,12 @@ class TraceSummary:
     dated: bool = True
     """``start`` is a recorded time; ``False``: the file dated nothing (a SWE-agent
     trajectory, a list of chat messages) and ``start`` is when it was imported."""
+    recorded_tokens: int | None = None
+    """Prompt and completion tokens its calls' usage recorded, summed over the calls (a
+    prompt sent again at every call counts every time: a session of 177k transcript tokens
+    can record 15M); ``None``: no call recorded usage (or it was not read)."""
+    price_dates: tuple[tuple[str, str], ...] = ()
+    """(model, date of the price-table row that priced its calls)."""
 
     @property
     def cost_complete(self) -> bool:
@@ -93,6 +99,7 @@ class TraceSummary:
             "start_recorded": self.dated,
             # the run's usage as the tool recorded it, where it records no call's own
             "recorded_totals": totals.to_json() if (totals := self.recorded_totals) else None,
+            "recorded_tokens": self.recorded_tokens,
         }
         if self.eval is not None:
             out["eval"] = self.eval
@@ -101,8 +108,18 @@ class TraceSummary:
         return out
 
 
-Costs = dict[str, tuple[float | None, int]]
-"""Trace id → (USD of its priced calls, how many calls are priced)."""
+class TraceCost(NamedTuple):
+    """What a trace's recorded usage says, priced (``core/cost/totals.py:usd_by_trace``)."""
+
+    usd: float | None
+    priced_calls: int
+    recorded_tokens: int | None = None
+    price_dates: tuple[tuple[str, str], ...] = ()
+
+
+Costs = Mapping[str, tuple[Any, ...]]
+"""Trace id → (USD of its priced calls, how many calls are priced[, recorded tokens, the
+dates of the prices used])."""
 
 
 def summaries(r: Reader, costs: Costs | None = None) -> list[TraceSummary]:
@@ -124,6 +141,7 @@ def assemble(
         n_calls, call_model = calls.get(tr.id, (0, None))
         first, last, tokens = messages.get(tr.id, (None, None, 0))
         start, duration, dated = _span(tr, first, last)
+        cost = TraceCost(*costs.get(tr.id, (None, 0)))
         out.append(
             TraceSummary(
                 tr,
@@ -132,8 +150,11 @@ def assemble(
                 duration,
                 n_calls,
                 tokens,
-                *costs.get(tr.id, (None, 0)),
+                cost.usd,
+                cost.priced_calls,
                 dated,
+                cost.recorded_tokens,
+                cost.price_dates,
             )
         )
     return out

@@ -38,6 +38,9 @@ class CallRef:
     error: str | None = None
     model: str = ""
     created_at: float = 0.0
+    branch_type: str | None = None
+    """The side branch the call was made on (``compression``: a compaction's summarizer,
+    ``subagent``); ``None``: the agent's own line."""
 
     @property
     def recorded(self) -> bool:
@@ -129,6 +132,7 @@ def _from_record(position: int, c: LlmCall) -> CallRef:
         c.error,
         c.model,
         c.created_at,
+        c.branch_type,
     )
 
 

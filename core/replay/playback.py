@@ -31,10 +31,9 @@ from core.records import (
     SkillInjection,
 )
 from core.replay.calls import CallRef, trace_calls
+from core.replay.unrecorded import unrecorded
 from core.store.paths import LineInfo, Segment, on_path, path_segments
 from core.store.reader import Reader
-
-NATIVE_SOURCES = ("ctxlens", "ctxlens-demo", "ctxlens-replay")
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +210,7 @@ class Playback:
             }
         wanted |= {c.at_sequence for c in compactions if c.at_sequence is not None}
         meta = trace.metadata or {}
-        unknown = _unknown(trace.source, meta, calls, events, skills, grants)
+        unknown = unrecorded(trace.source, meta, calls, events, skills, grants)
         return cls(
             trace_id,
             calls,
@@ -387,33 +386,6 @@ class Playback:
                 value = token_breakdown(View(context, msgs))[0]
             self._inputs[position] = value
         return self._inputs[position]
-
-
-def _unknown(
-    source: str,
-    meta: Mapping[str, Any],
-    calls: list[CallRef],
-    events: list[GoalEvent],
-    skills: list[SkillInjection],
-    grants: list[Grant],
-) -> tuple[str, ...]:
-    """What a trace from another tool cannot tell (a ctxlens run records all of it, so an
-    empty list there means "none")."""
-    native = source in NATIVE_SOURCES or "run_config" in meta
-    out = []
-    if not calls or not calls[0].recorded:
-        out.append("calls")
-    if not native:
-        if not events:
-            out.append("goals")
-        if not skills:
-            out.append("skills")
-        if not grants:
-            out.append("grants")
-        if calls and all(c.input_tokens is None for c in calls):  # no call's own usage;
-            totals = recorded_totals(meta)  # the run's totals may be recorded (SWE-agent)
-            out.append("usage_per_call" if totals and totals.counts_tokens else "usage")
-    return tuple(out)
 
 
 def playback_state(reader: Reader, trace_id: str, position: int) -> PlaybackState:

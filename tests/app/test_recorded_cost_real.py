@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.cost.compute import format_usd
+from core.cost.compute import format_recorded_usd
 from tests.app.test_swe_agent_calls_real import PYDICOM
 from tests.conftest import TRACES
 
@@ -34,7 +34,9 @@ def test_swe_agent_model_stats_cost_is_shown_as_recorded(cli: Cli, tmp_path: Pat
     row = _row(cli, tmp_path, PYDICOM)
     # this instance's cost: ``total_cost`` is the batch's running total (equal here, the
     # batch's first instance)
-    assert row["cost"]["recorded"] == f"SWE-agent recorded {format_usd(raw['instance_cost'])}"
+    assert row["cost"]["recorded"] == (
+        f"SWE-agent recorded {format_recorded_usd(raw['instance_cost'])}"
+    )
 
 
 def test_any_agent_span_costs_are_shown_as_recorded(cli: Cli, tmp_path: Path) -> None:
@@ -43,4 +45,7 @@ def test_any_agent_span_costs_are_shown_as_recorded(cli: Cli, tmp_path: Path) ->
               for s in spans for k in ("input", "output"))  # fmt: skip
     row = _row(cli, tmp_path, ANY_AGENT)
     assert usd > 0
-    assert row["cost"]["recorded"] == f"OTel gen_ai.usage recorded {format_usd(usd)}"
+    assert row["cost"]["recorded"] == f"OTel gen_ai.usage recorded {format_recorded_usd(usd)}"
+    # the recorded cost keeps its digits: it read "$0.0001" for the $0.000125 recorded
+    shown = float(row["cost"]["recorded"].rsplit("$", 1)[1])
+    assert abs(shown - usd) <= 0.005 * usd, (shown, usd)

@@ -38,7 +38,12 @@ def test_pane_shows_the_tree_and_opens_a_node(
 ) -> None:
     path, result = delegation_db
     pane = window.delegation
-    assert pane.empty.text() == EMPTY_TEXT  # the sample trace is no delegation tree
+    # the sample trace is no delegation tree; its subagent (agent "explorer", a side
+    # branch written by tests/sample_trace.py) is said to be one in the timeline
+    assert pane.empty.text() == EMPTY_TEXT + (
+        " Its subagent is a side branch in the timeline: 1 subagent, explorer."
+        " Navigate → Show branches (Ctrl+B) lists it."
+    )
     with qtbot.waitSignal(pane.loaded, timeout=20_000):
         assert window.open_store(path, result["trace_id"])
     settle(qtbot, window)

@@ -90,11 +90,13 @@ def test_context_pane_shows_recorded_calls_of_an_import(
     text = pane.summary.text()
     assert f"recorded prompt <b>{rep.recorded.prompt_tokens:,}</b>" in text
     assert f"{missing:,} not in the transcript" in text
-    assert "200,000 (model table)" in text and "128,000" not in text
+    assert "200,000-token window (model table)" in text and "128,000" not in text
     # the share of the window is the prompt's, and says so (it read "95,452 tokens counted
-    # (74% of 200,000 …)": 74 % was the recorded prompt's, not the counted tokens')
+    # (74% of 200,000 …)": 74 % was the recorded prompt's, not the counted tokens'); the
+    # window is named without nesting parentheses (it read "(74% of 200,000 (model table)
+    # window; ok)")
     share = round(100 * rep.prompt_tokens / 200_000)
-    assert f"tokens counted, prompt {rep.prompt_tokens:,} ({share}% of 200,000" in text
+    assert f"tokens counted, prompt {rep.prompt_tokens:,}: {share}% of the 200,000" in text
     parts = dict(pane.bar.parts)
     assert parts["not_in_transcript"] == missing
     names = [n for n, _ in pane.bar.budget.markers()]

@@ -246,7 +246,7 @@ def test_the_next_call_of_an_import_keeps_its_approx_sign(
     prompt = rep.total + gap.tokens  # counted now + the part measured at the last call
     assert rep.prompt_tokens == prompt and gap.tokens > 0
     # it read "prompt 77,406 (39% …)" and "Current context: 77,406 tokens (…)" without ≈
-    assert f", prompt ≈ {prompt:,} (" in ctx.summary.text()
+    assert f", prompt ≈ {prompt:,}: " in ctx.summary.text()
     qtbot.waitUntil(lambda: f"≈ <b>{prompt:,}</b> tokens, estimated" in win.budget.status.text(),
                     timeout=30_000)  # fmt: skip
     assert win.budget.status.text().startswith("Current context: ≈ ")

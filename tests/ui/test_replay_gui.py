@@ -303,7 +303,8 @@ def test_imported_trace_says_what_it_does_not_record(
     assert win.last_error is None
     win.registry["nav.playback_live"].trigger()
     settle(qtbot, win)
-    assert win.goals.empty.text() == "No goals recorded on this trace."
+    # live: the same sentence as playback (it said "No goals recorded on this trace.")
+    assert win.goals.empty.text() == "Goals: not recorded in this trace."
 
 
 # -- re-run and compare --------------------------------------------------------------------

@@ -20,6 +20,42 @@ from ui.widgets import wrapped_label
 
 LOADING = "Loading…"
 """What a pane's empty state says while its first rows for a trace are on their way."""
+NO_TRACE = "No trace open."
+"""What a pane says when no trace is open (not "… in this trace": there is none)."""
+GET_A_TRACE = (
+    "Import trace files: File → Import traces… (Ctrl+I), File → Import folder… "
+    "(Ctrl+Shift+I), or drop them onto the window.\n"
+    "Record one: Run → New demo run… (Ctrl+Shift+N).\n"
+    "Open another store: File → Open store… (Ctrl+O)."
+)
+"""The actions that bring a trace in, with their menus and shortcuts
+(``ui/window_actions.py:ACTIONS``; a test keeps the two equal)."""
+NO_TRACE_HELP = f"{NO_TRACE}\n\n{GET_A_TRACE}"
+"""The timeline's empty state: a store without traces (``gui --db NEW.db``) says what to do."""
+
+
+def paint_empty(view: QAbstractItemView, text: str) -> None:
+    """Draw ``text`` in the placeholder colour at the top of ``view``'s empty viewport (call
+    from its ``paintEvent``, after the view's own painting)."""
+    model = view.model()
+    if model is None or model.rowCount() or not text:
+        return
+    p = QPainter(view.viewport())
+    p.setPen(view.palette().color(QPalette.ColorRole.PlaceholderText))
+    rect = view.viewport().rect().adjusted(12, 12, -12, -12)
+    flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+    p.drawText(rect, int(flags), text)
+    p.end()
+
+
+class EmptyTextTree(QTreeView):
+    """A tree view that says ``empty_text`` when its model has no rows."""
+
+    empty_text = ""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        paint_empty(self, self.empty_text)
 
 
 class RecordTable(QTableView):
@@ -42,16 +78,7 @@ class RecordTable(QTableView):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        model = self.model()
-        if model is not None and model.rowCount() == 0 and self.empty_text:
-            p = QPainter(self.viewport())
-            p.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
-            rect = self.viewport().rect().adjusted(12, 12, -12, -12)
-            flags = (
-                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
-            )
-            p.drawText(rect, int(flags), self.empty_text)
-            p.end()
+        paint_empty(self, self.empty_text)
 
 
 def clickable_tree(

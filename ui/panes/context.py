@@ -21,6 +21,7 @@ from core.inspector.context_report import (
     last_call_diff,
     numbered_call_report,
 )
+from core.inspector.wording import counted, moved
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import LOADING, RecordTable
@@ -248,10 +249,10 @@ class ContextPane(QWidget):
             return
         self.entered.set_records(diff.entered)
         self.left.set_records(diff.left)
+        entered = moved(len(diff.entered), "entered", diff.tokens_entered, "+")
+        left = moved(len(diff.left), "left", diff.tokens_left, "−")
         self.diff_label.setText(
-            f"{diff.before_label} → {diff.after_label}: {len(diff.entered)} entered "
-            f"(+{diff.tokens_entered:,} tok), {len(diff.left)} left (−{diff.tokens_left:,} tok), "
-            f"{diff.kept} kept"
+            f"{diff.before_label} → {diff.after_label}: {entered}, {left}, {diff.kept:,} kept"
         )
         self.diff_tabs.setTabText(0, f"Entered ({len(diff.entered)})")
         self.diff_tabs.setTabText(1, f"Left ({len(diff.left)})")
@@ -270,10 +271,10 @@ def _summary(rep: ContextReport) -> str:
     # transcript holds, the prompt is named, so the share never reads as the counted tokens';
     # an estimated prompt (the next call of an import) keeps its "≈".
     prompt = "" if tokens == rep.total else f", prompt {m.approx}{tokens:,}"
-    window = f"{100 * tokens / b.window:.0f}% of {b.window_text()} window; " if b.window else ""
+    share = f"{100 * tokens / b.window:.0f}% of {b.window_share_text()}; " if b.window else ""
     parts = [
-        f"<b>{rep.label}</b>: {rep.items:,} items, <b>{rep.total:,}</b> tokens counted{prompt} "
-        f"({window}{b.status(tokens)})"
+        f"<b>{rep.label}</b>: {counted(rep.items, 'item')}, <b>{rep.total:,}</b> tokens "
+        f"counted{prompt}: {share}{b.status(tokens)}"
     ]
     if rep.images is not None:
         parts.append(rep.images.text)

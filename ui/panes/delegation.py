@@ -11,7 +11,7 @@ Loads off the UI thread.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -33,20 +33,26 @@ from core.inspector.delegation import (
     DelegationRow,
     brief_cell,
     delegation_tree,
+    no_tree_note,
     node_detail,
     refs_cell,
     short,
     verdict_cell,
 )
-from ui.panes.common import LOADING, clickable_tree, empty_label
+from ui.panes.common import LOADING, NO_TRACE, clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.session import Session
 from ui.tasks import TaskRunner, reading
 
+if TYPE_CHECKING:
+    from core.store.reader import Reader
+
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Trace", "Anchor", "Brief", "Refs", "Validator")
 EMPTY_TEXT = "This trace is not part of a delegation tree (ctxlens demo --scenario delegation)."
+"""A ctxlens run outside any tree; the pane shows ``core/inspector/delegation.py:no_tree_note``
+(the same, or what another tool's trace records instead: its subagent branches)."""
 TraceRole = Qt.ItemDataRole.UserRole + 1
 WIDE = 1000
 """Pane width (px) from which the detail sits beside the tree."""
@@ -125,7 +131,7 @@ class DelegationPane(QWidget):
         self.detail.setObjectName("delegationDetail")
         self.detail.setReadOnly(True)
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.empty = empty_label(EMPTY_TEXT)
+        self.empty = empty_label(NO_TRACE)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.detail)
@@ -134,7 +140,7 @@ class DelegationPane(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.empty, 1)
-        self._show(None, None)
+        self._show(None)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Tree beside the detail when the pane is wide, above it when narrow."""
@@ -148,19 +154,21 @@ class DelegationPane(QWidget):
     def reload(self) -> None:
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
-            self._show(None, None)
+            self._show(None)
             return
         if not self.model.rows:
             self.empty.setText(LOADING)
         self.runner.submit(
             "delegation",
-            reading(store, delegation_tree, trace_id),
-            lambda rows: self._show(rows, trace_id),
+            reading(store, _tree_or_note, trace_id),
+            lambda loaded: self._show(loaded[0], loaded[1], trace_id),
             key="delegation",
         )
 
-    def _show(self, rows: list[DelegationRow] | None, current: str | None) -> None:
-        self.empty.setText(EMPTY_TEXT)
+    def _show(
+        self, rows: list[DelegationRow] | None, note: str = "", current: str | None = None
+    ) -> None:
+        self.empty.setText(note or (EMPTY_TEXT if current else NO_TRACE))
         self.model.set_rows(rows or [], current)
         self.tree.expandAll()
         self.split.setVisible(bool(rows))
@@ -182,3 +190,9 @@ class DelegationPane(QWidget):
         self._describe(row)
         if row.trace_id != self.session.trace_id:
             self.open_trace.emit(row.trace_id)
+
+
+def _tree_or_note(r: Reader, trace_id: str) -> tuple[list[DelegationRow] | None, str]:
+    """The tree the trace belongs to, or (``None``) what the pane says instead."""
+    rows = delegation_tree(r, trace_id)
+    return rows, "" if rows else no_tree_note(r, trace_id)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFont, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -20,15 +20,25 @@ from PySide6.QtWidgets import (
 from core.inspector.detail import MessageDetail, message_detail
 from core.store import Store
 from ui.highlight import PygmentsHighlighter
+from ui.panes.common import NO_TRACE
 from ui.session import Session
 from ui.tasks import TaskRunner
 from ui.theme import is_dark
 from ui.widgets import wrapped_label
 
 MAX_BODY = 200_000
+SELECT = "Select a message in the timeline."
 FACT_PAIRS = 2
-WIDE_FACTS = frozenset({"usage"})
 """Facts per line: two fit the default dock width without clipping an id or a kind."""
+WIDE_FACTS = frozenset({"usage"})
+LONG_VALUE = 22
+"""A value longer than this ("tool (str_replace_editor)") gets a line of its own, where it
+stood: squeezed into half a line it wrapped and pushed the grid's last rows out of view."""
+FACTS_SHARE = 0.5
+"""The most of the pane the facts take before they scroll (the content keeps the rest)."""
+MIN_CONTENT = 72
+"""The content tabs' least height (a tab bar and three lines): at 1280×720 the pane is
+about 207 px, and the facts of a tool result (six lines, 98 px) still fit beside it."""
 
 
 def _read_detail(store: Store, trace_id: str, sequence: int) -> MessageDetail:
@@ -46,10 +56,32 @@ def _code_view() -> QPlainTextEdit:
     return view
 
 
+class _FactsArea(QScrollArea):
+    """Asks for the height its label needs at its width (a rich-text table wraps, so a
+    width's height is known only once laid out), so the grid is shown whole when the pane
+    has room; its minimum stays small, so the window never grows for a long fact."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        label = self.widget()
+        if label is None:
+            return hint
+        width = self.viewport().width() if self.isVisible() else label.width()
+        height = label.heightForWidth(width) if label.hasHeightForWidth() else -1
+        if height < 0:
+            height = label.sizeHint().height()
+        return QSize(hint.width(), height + 2 * self.frameWidth())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # another width, another height
+
+
 def _scrolling(label: QLabel) -> QScrollArea:
     """``label`` in a frameless scroll area: as tall as its text when there is room, and
     a long fact (usage) never raises the dock's minimum height (the window would grow)."""
-    area = QScrollArea()
+    area = _FactsArea()
     area.setWidget(label)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
@@ -73,7 +105,7 @@ class MessageDetailPane(QWidget):
         self.session = session
         self.runner = runner
         self.detail: MessageDetail | None = None
-        self.facts = wrapped_label("Select a message in the timeline.")
+        self.facts = wrapped_label(self._nothing())
         self.facts.setTextFormat(self.facts.textFormat().RichText)
         # a long fact (usage, an id) is clipped rather than widening the dock and the window
         self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -89,16 +121,24 @@ class MessageDetailPane(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.body, "Content")
         self.tabs.addTab(self.raw, "Raw record")
+        self.facts_area = _scrolling(self.facts)
+        # the content takes what the facts leave: its own size hint must not squeeze them
+        self.tabs.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        self.tabs.setMinimumHeight(MIN_CONTENT)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(_scrolling(self.facts))
+        layout.addWidget(self.facts_area)
         layout.addWidget(self.links)
         layout.addWidget(self.tabs, 1)
         session.changed.connect(self.clear)
 
+    def _nothing(self) -> str:
+        """What the facts say before a message is shown."""
+        return SELECT if self.session.trace_id is not None else NO_TRACE
+
     def clear(self) -> None:
         self.detail = None
-        self.facts.setText("Select a message in the timeline.")
+        self.facts.setText(self._nothing())
         self.links.setText("")
         self.body.setPlainText("")
         self.raw.setPlainText("")
@@ -126,22 +166,15 @@ class MessageDetailPane(QWidget):
         self.detail = detail
         self._render(detail)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.facts_area.setMaximumHeight(max(48, int(event.size().height() * FACTS_SHARE)))
+
     def _render(self, d: MessageDetail) -> None:
-        dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
-        short = [(k, v) for k, v in d.facts if k not in WIDE_FACTS]
-        cells = "".join(
-            f"<td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
-            f"<td style='padding-right:14px'>{html.escape(v)}</td>"
-            + ("</tr><tr>" if i % FACT_PAIRS == FACT_PAIRS - 1 else "")
-            for i, (k, v) in enumerate(short)
+        self.facts.setText(
+            facts_table(d.facts, self.palette().color(QPalette.ColorRole.PlaceholderText).name())
         )
-        wide = "".join(  # a long fact gets a row of its own, wrapping, never clipped
-            f"<tr><td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
-            f"<td colspan='{2 * FACT_PAIRS - 1}'>{html.escape(v)}</td></tr>"
-            for k, v in d.facts
-            if k in WIDE_FACTS
-        )
-        self.facts.setText(f"<table><tr>{cells}</tr>{wide}</table>")
+        self.facts_area.updateGeometry()
         links = " · ".join(
             f"<a href='seq:{ln.sequence}'>{html.escape(ln.label)}</a>" for ln in d.links
         )
@@ -161,3 +194,28 @@ class MessageDetailPane(QWidget):
         for hl in (self.body_highlighter, self.raw_highlighter):
             hl.set_style(dark)
             hl.rehighlight()
+
+
+def facts_table(facts: tuple[tuple[str, str], ...], dim: str) -> str:
+    """The facts as a rich-text table, ``FACT_PAIRS`` to a line in their order; a long one
+    (``WIDE_FACTS``, a value over ``LONG_VALUE`` characters) takes a line of its own where
+    it stands, wrapping there, never clipped."""
+    rows: list[str] = []
+    line: list[str] = []
+
+    def close() -> None:
+        if line:
+            rows.append("<tr>" + "".join(line) + "</tr>")
+            line.clear()
+
+    for k, v in facts:
+        key = f"<td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
+        if k in WIDE_FACTS or len(v) > LONG_VALUE:
+            close()
+            rows.append(f"<tr>{key}<td colspan='{2 * FACT_PAIRS - 1}'>{html.escape(v)}</td></tr>")
+            continue
+        line.append(f"{key}<td style='padding-right:14px'>{html.escape(v)}</td>")
+        if len(line) == FACT_PAIRS:
+            close()
+    close()
+    return "<table>" + "".join(rows) + "</table>"

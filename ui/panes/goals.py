@@ -8,7 +8,7 @@ the selected goal. Reloads whenever the timeline reloads (new trace, rewind, com
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.inspector.goals import GoalNode, goal_outline
+from core.inspector.unrecorded import panel_note
 from ui.icons import status_icon
-from ui.panes.common import LOADING, clickable_tree, empty_label
+from ui.panes.common import LOADING, NO_TRACE, clickable_tree, empty_label
 from ui.panes.table_model import horizontal_header
 from ui.panes.tree_model import PositionTreeModel
 from ui.plain import plain_label, plain_tip
@@ -44,11 +45,23 @@ from ui.session import Session
 from ui.tasks import TaskRunner, reading
 from ui.widgets import wrapped_label
 
+if TYPE_CHECKING:
+    from core.store.reader import Reader
+
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("Goal", "Msgs", "Tokens")
 SummaryRole = Qt.ItemDataRole.UserRole + 1
 NodeRole = Qt.ItemDataRole.UserRole + 2
 EMPTY_TEXT = "No goals recorded on this trace."
+"""A ctxlens run that set no goal (a trace whose source records none says so instead:
+``core/inspector/unrecorded.py:panel_note``)."""
+
+
+def outline(reader: Reader, trace_id: str) -> tuple[list[GoalNode], str]:
+    """The goal outline and, when it is empty because the trace's source records no
+    goals, the sentence that says so (``""`` otherwise)."""
+    nodes = goal_outline(reader, trace_id)
+    return nodes, "" if nodes else panel_note(reader, trace_id, "goals")
 
 
 class GoalTreeModel(PositionTreeModel):
@@ -200,7 +213,7 @@ class GoalPane(QWidget):
         for col, width in ((1, 44), (2, 56)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             self.tree.setColumnWidth(col, width)
-        self.empty = empty_label(EMPTY_TEXT)
+        self.empty = empty_label(NO_TRACE)
         self.detail = plain_label(wrapped_label(name="goalDetail"))
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setStyleSheet("QLabel#goalDetail { padding: 3px; }")
@@ -219,25 +232,25 @@ class GoalPane(QWidget):
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.detail)
         layout.addLayout(row)
+        self._show([], announce=False)  # until a trace is shown: "No trace open."
 
     def reload(self) -> None:
         self._as_of = None
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             self._trace = None
-            self.empty.setText(EMPTY_TEXT)
+            self.empty.setText(NO_TRACE)
             self._show([])
             return
         if trace_id != self._trace:  # not the last trace's goals meanwhile
             self._trace = trace_id
             self.empty.setText(LOADING)
             self._show([], announce=False)
-        self.runner.submit(
-            "goals", reading(store, goal_outline, trace_id), self._loaded, key="goals"
-        )
+        self.runner.submit("goals", reading(store, outline, trace_id), self._loaded, key="goals")
 
-    def _loaded(self, nodes: list[GoalNode]) -> None:
-        self.empty.setText(EMPTY_TEXT)
+    def _loaded(self, loaded: tuple[list[GoalNode], str]) -> None:
+        nodes, note = loaded
+        self.empty.setText(note or EMPTY_TEXT)
         self._show(nodes)
 
     def show_as_of(self, nodes: list[GoalNode] | None, note: str) -> None:

@@ -5,17 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from core.inspector.panels import GrantRow, SkillRow, grant_rows, skill_rows
+from core.inspector.panels import (
+    NOT_GRANTED,
+    GrantRow,
+    SkillRow,
+    grant_rows,
+    grant_summary,
+    skill_rows,
+)
+from core.inspector.unrecorded import unknown_note, unrecorded_panels
 from core.store import Store
-from ui.panes.common import LOADING, RecordTable
+from ui.panes.common import LOADING, NO_TRACE, RecordTable
 from ui.panes.table_model import Column, RecordTableModel
 from ui.session import Session
 from ui.tasks import TaskRunner
 
 SKILLS_EMPTY = "No skills were injected in this trace."
 GRANTS_EMPTY = "No refs or grants in this trace."
+"""A ctxlens run's empty lists; a trace whose source records none of them says so
+(``core/inspector/unrecorded.py:unknown_note``), as playback does."""
 SKILLS_AS_OF = "No skill injected by this call."
 GRANTS_AS_OF = "Nothing granted by this call."
 
@@ -37,16 +47,28 @@ SKILL_COLUMNS: list[Column[SkillRow]] = [
     Column("Message id", lambda r: r.message_id),
 ]
 
+NEVER_GRANTED_TIP = (
+    "A ref the trace recorded (content the agent could be granted) that was never granted: "
+    "not a grant. Listed after the grants, in grey."
+)
+MAX_COLUMN = 260
+"""The widest a grants column grows to fit its content (the last one, Description, takes
+what is left)."""
+
 GRANT_COLUMNS: list[Column[GrantRow]] = [
     Column("Ref", lambda r: r.ref_id, tooltip=lambda r: r.description),
     Column("Kind", lambda r: r.kind),
-    Column("Size", lambda r: r.size),
+    Column(
+        "Status",
+        lambda r: "never granted (ref only)" if r.status == NOT_GRANTED else r.status,
+        tooltip=lambda r: NEVER_GRANTED_TIP if r.status == NOT_GRANTED else "",
+    ),
     Column("Granted at", lambda r: r.granted_at),
     Column("By", lambda r: r.granted_by),
-    Column("Cost", lambda r: r.cost),
-    Column("Status", lambda r: r.status),
     Column("Revoked at", lambda r: r.revoked_at),
     Column("Why", lambda r: r.revoked_reason, tooltip=lambda r: r.revoked_reason),
+    Column("Size", lambda r: r.size),
+    Column("Cost", lambda r: r.cost, tooltip=lambda r: r.cost),
     Column("Description", lambda r: r.description),
 ]
 
@@ -55,11 +77,22 @@ GRANT_COLUMNS: list[Column[GrantRow]] = [
 class Records:
     skills: list[SkillRow]
     grants: list[GrantRow]
+    unrecorded: tuple[str, ...] = ()
+    """``skills``/``grants`` when the trace's source does not record them."""
+    shown: bool = True
+    """A trace is shown (``False``: no trace open)."""
+
+    def empty_text(self, key: str, recorded_empty: str) -> str:
+        if not self.shown:
+            return NO_TRACE
+        return unknown_note(key) if key in self.unrecorded else recorded_empty
 
 
 def load_records(store: Store, trace_id: str) -> Records:
     with store.read() as r:
-        return Records(skill_rows(r, trace_id), grant_rows(r, trace_id))
+        return Records(
+            skill_rows(r, trace_id), grant_rows(r, trace_id), unrecorded_panels(r, trace_id)
+        )
 
 
 class _TablePane(QWidget):
@@ -69,15 +102,15 @@ class _TablePane(QWidget):
         super().__init__(parent)
         self.setObjectName(name)
         self.table = table
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(table)
+        self.box = QVBoxLayout(self)
+        self.box.setContentsMargins(4, 4, 4, 4)
+        self.box.addWidget(table)
 
 
 class SkillsPane(_TablePane):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.model: RecordTableModel[SkillRow] = RecordTableModel(SKILL_COLUMNS)
-        table = RecordTable(self.model, SKILLS_EMPTY)
+        table = RecordTable(self.model, NO_TRACE)
         super().__init__("skillsPane", table, parent)
         for col, width in enumerate((150, 50, 110, 70, 130, 60)):
             table.setColumnWidth(col, width)
@@ -92,13 +125,35 @@ class SkillsPane(_TablePane):
 
 class GrantsPane(_TablePane):
     def __init__(self, parent: QWidget | None = None) -> None:
-        self.model: RecordTableModel[GrantRow] = RecordTableModel(GRANT_COLUMNS)
-        table = RecordTable(self.model, GRANTS_EMPTY)
+        self.model: RecordTableModel[GrantRow] = RecordTableModel(
+            GRANT_COLUMNS, dim=lambda r: r.status == NOT_GRANTED
+        )
+        table = RecordTable(self.model, NO_TRACE)
         super().__init__("grantsPane", table, parent)
-        for col, width in enumerate((70, 80, 120, 75, 60, 90, 80, 75, 160)):
+        self.summary = QLabel("")
+        self.summary.setObjectName("grantSummary")
+        self.summary.setVisible(False)
+        self.box.insertWidget(0, self.summary)
+        for col, width in enumerate((70, 80, 80, 75, 60, 75, 160, 120, 90)):
             table.setColumnWidth(col, width)
         self.model.setParent(self)
         table.clicked.connect(self._clicked)
+
+    def set_rows(self, rows: list[GrantRow]) -> None:
+        """Show ``rows`` (grants first, then the refs never granted, greyed), say how many
+        of each, and size every column but the last to its content."""
+        if self.model.records != rows:
+            self.model.set_records(rows)
+        self.summary.setText(grant_summary(rows) if rows else "")
+        self.summary.setVisible(bool(rows))
+        if rows:
+            self.fit_columns()
+
+    def fit_columns(self) -> None:
+        table = self.table
+        for col in range(self.model.columnCount() - 1):
+            table.resizeColumnToContents(col)
+            table.setColumnWidth(col, min(table.columnWidth(col), MAX_COLUMN))
 
     def _clicked(self, index: QModelIndex) -> None:
         rec = self.model.record(index.row())
@@ -123,7 +178,7 @@ class RecordsLoader:
         store, trace_id = self.session.store, self.session.trace_id
         if store is None or trace_id is None:
             self._trace = None
-            self._show(Records([], []))
+            self._show(Records([], [], shown=False))
             return
         if trace_id != self._trace:  # not the last trace's rows meanwhile
             self._trace = trace_id
@@ -137,9 +192,11 @@ class RecordsLoader:
 
     def _show(self, records: Records) -> None:
         self.skills.model.set_records(records.skills)
-        self.grants.model.set_records(records.grants)
-        self.skills.table.empty_text = SKILLS_EMPTY
-        self.grants.table.empty_text = GRANTS_EMPTY
+        self.grants.set_rows(records.grants)
+        self.skills.table.empty_text = records.empty_text("skills", SKILLS_EMPTY)
+        self.grants.table.empty_text = records.empty_text("grants", GRANTS_EMPTY)
+        self.skills.table.viewport().update()
+        self.grants.table.viewport().update()
 
     def show_as_of(
         self,
@@ -153,8 +210,7 @@ class RecordsLoader:
         self.runner.cancel("records")
         if self.skills.model.records != (skills or []):
             self.skills.model.set_records(skills or [])
-        if self.grants.model.records != (grants or []):
-            self.grants.model.set_records(grants or [])
+        self.grants.set_rows(grants or [])
         self.skills.table.empty_text = skills_note if skills is None else SKILLS_AS_OF
         self.grants.table.empty_text = grants_note if grants is None else GRANTS_AS_OF
         self.skills.table.viewport().update()

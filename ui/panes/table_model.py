@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
 
 from ui.plain import plain_tip
 
@@ -49,11 +50,18 @@ class Column(Generic[T]):
 
 
 class RecordTableModel(QAbstractTableModel, Generic[T]):
-    def __init__(self, columns: Sequence[Column[T]], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        columns: Sequence[Column[T]],
+        parent: QObject | None = None,
+        dim: Callable[[T], bool] | None = None,
+    ) -> None:
+        """``dim``: records shown apart from the others (the placeholder colour, italic)."""
         super().__init__(parent)
         self.columns = list(columns)
         self.records: list[T] = []
         self.empty_text = ""
+        self.dim = dim
 
     def set_records(self, records: Sequence[T]) -> None:
         self.beginResetModel()
@@ -83,7 +91,15 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
             return plain_tip(col.tooltip(rec))
         if role == Qt.ItemDataRole.ForegroundRole and col.color is not None:
             color = col.color(rec)
-            return QColor(color) if color else None
+            if color:
+                return QColor(color)
+        dim = self.dim is not None and self.dim(rec)
+        if role == Qt.ItemDataRole.ForegroundRole and dim:
+            return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+        if role == Qt.ItemDataRole.FontRole and dim:
+            font = QFont()
+            font.setItalic(True)
+            return font
         if role == Qt.ItemDataRole.TextAlignmentRole and col.align_right:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RecordRole:

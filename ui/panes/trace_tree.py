@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.cost.compute import format_cost, recorded_cost_text
+from core.cost.compute import format_cost, recorded_cost_short, recorded_cost_text
 from core.inspector.trace_filter import ListFilter
 from core.inspector.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
@@ -51,10 +51,12 @@ def when(ts: float) -> str:
 
 
 def duration(seconds: float | None) -> str:
+    """One format under a minute, tenths of a second ("3.9s", "0.4s"; it wrote "4s" beside
+    "0.4s"), then minutes and seconds, hours and minutes."""
     if seconds is None:
         return ""
-    if seconds < 60:
-        return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds:.1f}s"
+    if round(seconds, 1) < 60:
+        return f"{seconds:.1f}s"
     if seconds < 3600:
         return f"{seconds // 60:.0f}m {seconds % 60:02.0f}s"
     return f"{seconds // 3600:.0f}h {seconds % 3600 // 60:02.0f}m"
@@ -158,6 +160,19 @@ def usd_text(usd: float | None, priced: int = 0, calls: int = 0) -> str:
     return "" if usd is None else format_cost(usd, priced, calls)
 
 
+NO_PRICE = "no price in ctxlens's table"
+"""A trace none of whose calls ctxlens's price table prices (the model is not in it, or no
+call recorded usage): about ctxlens's table, not what the run cost."""
+
+
+def _recorded_tokens(row: Row) -> tuple[str, Any]:
+    rows = row.samples if isinstance(row, EvalGroup) else (row,)
+    known = [s.recorded_tokens for s in rows if s.recorded_tokens is not None]
+    if not known:
+        return "", -1
+    return compact(sum(known)), sum(known)
+
+
 def _source(row: Row) -> tuple[str, Any]:
     source = "inspect" if isinstance(row, EvalGroup) else row.trace.source
     return source, source
@@ -170,13 +185,23 @@ COLUMNS: list[tuple[str, Cell, bool, bool]] = [
     ("Score", _score, True, False),
     ("Start", _start, False, False),
     ("Calls", _sum(lambda s: s.calls), True, False),
-    ("Tokens", _sum(lambda s: s.tokens), True, False),
+    ("Transcript tok", _sum(lambda s: s.tokens), True, False),
     ("Duration", _duration, True, False),
     ("Model", _model, False, False),
     ("Cost", _cost, True, False),
     ("Source", _source, False, False),
     ("Messages", _sum(lambda s: s.trace.messages), True, False),
+    ("Recorded tok", _recorded_tokens, True, False),
 ]
+#: Header tooltips: what a figure counts.
+HEADER_TIPS = {
+    "Transcript tok": "Tokens of the stored transcript, counted by ctxlens (all branches): "
+    "not what the calls sent",
+    "Recorded tok": "Prompt and completion tokens the calls' usage recorded, summed over "
+    "every call (a prompt sent again counts again)",
+    "Cost": "What ctxlens's price table makes of the recorded usage (≥: some calls have no "
+    "price); a cost the tool itself recorded is in the second line and the tooltip",
+}
 START_COLUMN = 2
 SCORE_COLUMN = 1
 COST_COLUMN = 7
@@ -211,10 +236,12 @@ def subtitle(row: Row) -> str:
     parts = [
         _when(row),
         duration(row.duration),
+        # what the tool recorded first, its figure first: the line is cut at the pane's width
+        recorded_cost_short(row.trace.metadata),
+        usd_text(row.usd, row.priced_calls, calls) or (NO_PRICE if calls else ""),
         f"{calls} call{'s' if calls != 1 else ''}",
-        f"{compact(row.tokens)} tok",
-        usd_text(row.usd, row.priced_calls, calls) or ("no price" if calls else ""),
-        recorded_cost_text(row.trace.metadata),
+        f"{compact(row.tokens)} tok in transcript",
+        _usage_text(row),
     ]
     sample = row.sample
     if sample is not None:
@@ -237,13 +264,37 @@ def tooltip(row: Row) -> str:
     lines += [
         f"source {t.source} · model {row.model or 'unknown'}",
         _start_line(row) + f" · duration {duration(row.duration) or 'not recorded'}",
-        f"{row.calls} model calls · {row.tokens:,} tokens · {t.messages:,} messages",
-        f"cost {usd_text(row.usd, row.priced_calls, row.calls) or 'no price'}"
-        + ("" if row.cost_complete or not row.calls else ": calls without a price are not in it")
-        + (f" · {recorded}" if (recorded := recorded_cost_text(t.metadata)) else ""),
-        f"id {t.id}",
+        f"{row.calls} model calls · {t.messages:,} messages",
+        f"{row.tokens:,} tokens in the transcript (counted by ctxlens, all branches)",
     ]
+    if row.recorded_tokens is not None:
+        lines.append(
+            f"{row.recorded_tokens:,} tokens of recorded usage (prompt + completion of every "
+            "call; a prompt sent again counts again)"
+        )
+    if recorded := recorded_cost_text(t.metadata):
+        lines.append(f"cost: {recorded}")
+    priced = usd_text(row.usd, row.priced_calls, row.calls)
+    if priced:
+        dates = ", ".join(f"{m} of {d}" for m, d in row.price_dates)
+        lines.append(
+            f"cost by ctxlens's price table: {priced}"
+            + ("" if row.cost_complete else ": calls without a price are not in it")
+            + (f" (prices {dates})" if dates else "")
+        )
+    elif row.calls:
+        lines.append(
+            f"cost by ctxlens's price table: {NO_PRICE} (the model is not in it, or the calls "
+            "recorded no usage)"
+        )
+    lines.append(f"id {t.id}")
     return "\n".join(lines)
+
+
+def _usage_text(row: TraceSummary) -> str:
+    """``15.4M tok recorded usage`` where the calls recorded usage."""
+    n = row.recorded_tokens
+    return "" if n is None else f"{compact(n)} tok recorded usage"
 
 
 def _start_line(row: TraceSummary) -> str:
@@ -257,6 +308,11 @@ class TraceTreeModel(QStandardItemModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
         self.setHorizontalHeaderLabels([c[0] for c in COLUMNS])
+        for col, (name, *_rest) in enumerate(COLUMNS):
+            if name in HEADER_TIPS:
+                self.setHeaderData(
+                    col, Qt.Orientation.Horizontal, HEADER_TIPS[name], Qt.ItemDataRole.ToolTipRole
+                )
         self.records: list[Trace] = []
         self.scores: list[str] = []
         """Distinct sample scores, for the filter."""

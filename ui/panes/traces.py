@@ -14,17 +14,18 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
+from core.cost.compute import usd_by_trace
 from core.cost.table import load_table
-from core.cost.totals import trace_totals, usd_by_trace
+from core.cost.totals import trace_totals
 from core.inspector.trace_filter import ListFilter, models_of
 from core.inspector.trace_list import EvalGroup, TraceSummary, group_evals, summaries
 from core.records import Trace
 from core.store import Store
+from ui.panes.common import GET_A_TRACE, EmptyTextTree
 from ui.panes.trace_filter_bar import TraceFilterBar
 from ui.panes.trace_tree import (
     COLUMNS,
@@ -47,17 +48,16 @@ WIDTHS = {
     "Score": 46,
     "Start": 86,
     "Calls": 42,
-    "Tokens": 54,
+    "Transcript tok": 92,
+    "Recorded tok": 92,
     "Duration": 64,
     "Cost": 64,
     "Messages": 64,
 }
 #: Evals are shown opened when the whole list is at most this many rows.
 EXPAND_ROWS = 400
-EMPTY = (
-    "No traces in this store.\nImport trace files with Ctrl+I or drop them onto the "
-    "window; open another store with Ctrl+O."
-)
+EMPTY = f"No traces in this store.\n\n{GET_A_TRACE}"
+"""Said in the list itself (it was only a tooltip: a new store showed an empty pane)."""
 
 
 class TraceBrowser(QWidget):
@@ -124,8 +124,8 @@ class TraceBrowser(QWidget):
         self.filters.changed.connect(self._filter_chosen)
         self.filters.set_filter(ListFilter.from_text(settings.get(FILTER_KEY) if settings else ""))
 
-    def _tree(self) -> QTreeView:
-        tree = QTreeView()
+    def _tree(self) -> EmptyTextTree:
+        tree = EmptyTextTree()
         tree.setObjectName("traceList")
         tree.setModel(self.proxy)
         tree.setRootIsDecorated(True)
@@ -186,6 +186,8 @@ class TraceBrowser(QWidget):
         self._fill_scores()
         self.filters.set_models(models_of(self._summaries(rows)))
         self.table.setToolTip("" if rows else EMPTY)
+        self.table.empty_text = "" if rows else EMPTY
+        self.table.viewport().update()
         self._count_shown()
         self._mark_current()
         if len(chosen) > 1:  # two traces picked to compare stay picked
@@ -302,6 +304,6 @@ def _order(descending: bool) -> Qt.SortOrder:
 
 def load_rows(store: Store) -> list[TraceSummary | EvalGroup]:
     """The pane's rows: every trace's figures and cost (its usage sums caught up first)."""
-    costs = usd_by_trace(trace_totals(store, load_table())[0])
+    costs = usd_by_trace(*trace_totals(store, load_table()))
     with store.read() as r:
         return group_evals(summaries(r, costs))

@@ -43,6 +43,7 @@ from core.inspector.comparison import (
     setting_rows,
 )
 from core.inspector.context_report import ReportRow
+from core.inspector.wording import counted
 from core.replay.compare import CallPair, Comparison, compare
 from core.replay.report import COLORS
 from core.store import Store
@@ -288,12 +289,14 @@ class ComparisonWindow(QWidget):
         self.side_b.set_records(d.b_rows)
         ta, tb = sum(r.tokens for r in d.a_rows), sum(r.tokens for r in d.b_rows)
         self.side_a_title.setText(
-            f"<b style='color:{COLORS['a']}'>A</b> · {len(d.a_rows):,} items, {ta:,} tokens · "
+            f"<b style='color:{COLORS['a']}'>A</b> · "
+            f"{counted(len(d.a_rows), 'item')}, {ta:,} tokens · "
             f"<span style='background:rgba(210,70,70,0.25)'>&nbsp;{len(d.only_a):,} only in A"
             "&nbsp;</span>"
         )
         self.side_b_title.setText(
-            f"<b style='color:{COLORS['b']}'>B</b> · {len(d.b_rows):,} items, {tb:,} tokens · "
+            f"<b style='color:{COLORS['b']}'>B</b> · "
+            f"{counted(len(d.b_rows), 'item')}, {tb:,} tokens · "
             f"<span style='background:rgba(46,157,98,0.3)'>&nbsp;{len(d.only_b):,} only in B"
             "&nbsp;</span>"
         )

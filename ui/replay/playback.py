@@ -122,6 +122,7 @@ class PlaybackController(QObject):
         self.stop = None
         self._wanted = None
         self.runner.cancel("playback-index")
+        self.bar.has_trace = self.session.trace_id is not None
         self.bar.set_stops(0)
         if was:
             self.mode_changed.emit(False)

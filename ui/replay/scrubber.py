@@ -32,6 +32,7 @@ SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 """Calls per second."""
 DEFAULT_SPEED = 2.0
 PLAY_TIP = "Play the calls at the chosen speed (Ctrl+Shift+Space)"
+NO_TRACE_TO_PLAY = "No trace open: nothing to play back."
 PLAYBACK_STYLE = (
     "QWidget#scrubber[playback='true'] { background: rgba(217, 165, 32, 0.16); }"
     "QLabel#playbackMode { color: white; font-weight: bold; padding: 1px 6px; "
@@ -54,6 +55,8 @@ class ScrubberBar(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setStyleSheet(PLAYBACK_STYLE)
         self._quiet = False
+        self.has_trace = False
+        """A trace is shown (else there is nothing to play back, not "no calls")."""
         self.mode = QLabel("")
         self.mode.setObjectName("playbackMode")
         self.mode.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -141,8 +144,10 @@ class ScrubberBar(QWidget):
                 f"{'call' if n == 1 else 'calls'} to play back: drag "
                 "the slider, press play, or Alt+Left."
             )
-        else:
+        elif self.has_trace:
             self.label.setText("No model calls to play back in this trace.")
+        else:
+            self.label.setText(NO_TRACE_TO_PLAY)
 
     def set_deferred(self, messages: int) -> None:
         """A long trace: its calls are indexed only when the user asks (a link)."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from core.inspector.bands import Band
+from core.inspector.branches import branch_label
 from core.inspector.timeline import READ_CHARS, TimelineRow, row_of
 from core.store.first_page import NeedsStore, PathStore
 from core.store.paths import Segment
@@ -370,8 +371,15 @@ class TimelineModel(QAbstractListModel):
         else:
             state = "not in context"
         goal = f", goal {row.goal_id}" if row.goal_id else ""
+        forks = self.forks.get(row.sequence, ())
+        branches = "".join(
+            f"\n{'An' if kind == 'abandoned' else 'A'} {branch_label(kind)} branch forks off "
+            "after this message (Navigate → Show branches, Ctrl+B)"
+            for kind in dict.fromkeys(forks)
+        )
         return plain_tip(
             f"#{row.sequence} {row.role} ({row.kind}{goal}), {row.tokens:,} tokens — {state}"
+            + branches
         )
 
     def flags(self, index: Index) -> Qt.ItemFlag:

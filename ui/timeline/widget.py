@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -37,6 +37,7 @@ from core.records import MESSAGE_KINDS, ROLES
 from core.store.first_page import NeedsStore, PathStore, QuickStore
 from core.store.paths import Segment
 from ui.elided import ElidedLabel
+from ui.panes.common import NO_TRACE_HELP, paint_empty
 from ui.session import Session
 from ui.tasks import TaskRunner, reading
 from ui.timeline.delegate import ROW_HEIGHT, TimelineDelegate
@@ -335,7 +336,9 @@ class TimelineWidget(QWidget):
             self.source = None
             self.model.clear()
             self.status.setText("No trace")
+            self._no_trace(True)
             return
+        self._no_trace(False)
         self.status.setText("Loading…")
         self.runner.submit(
             "load timeline",
@@ -343,6 +346,13 @@ class TimelineWidget(QWidget):
             self._path_loaded,
             key="timeline",
         )
+
+    def _no_trace(self, none: bool) -> None:
+        """The list's empty state: how to bring a trace in when there is none."""
+        text = NO_TRACE_HELP if none else ""
+        if self.view.empty_text != text:
+            self.view.empty_text = text
+            self.view.viewport().update()
 
     def follow_live(self) -> None:
         """The open trace grew (a live source wrote): load the path off the UI thread and
@@ -718,7 +728,14 @@ class TimelineTable(QTableView):
     """Home and End go to the first and last row (a table's default moves between
     columns, and the timeline has one); Page Up/Page Down keep the table's paging. The
     selected row stays on screen when the list gets shorter (the panes built after the
-    rows add the scrubber under it and size the docks around it)."""
+    rows add the scrubber under it and size the docks around it). Without a trace it says
+    how to get one (``empty_text``)."""
+
+    empty_text = ""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        paint_empty(self, self.empty_text)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)  # the viewport has its new size already

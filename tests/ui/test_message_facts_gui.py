@@ -1,0 +1,57 @@
+"""Screenshot review (h13c), finding 5: the Message pane's facts at the window's default
+size (1600×1000) and at the smallest it fits (1280×720), on the OpenHands trajectory whose
+tool result's role reads "tool (str_replace_editor)". The grid is shown whole (its branch,
+parent and created rows were cut off behind a scroll bar) and the long role has a line of
+its own instead of wrapping inside half a line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QScrollArea
+
+from core.store import Store
+from tests.conftest import TRACES
+from tests.ui.test_imported_context_gui import _window_on
+from ui.settings import AppSettings
+
+BASIC = TRACES / "openhands/All-Hands-AI__OpenHands/tests/runtime/trajs/basic.json"
+pytestmark = pytest.mark.skipif(not BASIC.is_file(), reason="shared/traces not present")
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 720)])
+def test_the_facts_grid_is_shown_whole(
+    qtbot: Any, settings: AppSettings, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    tools = {e.get("tool_call_metadata", {}).get("function_name") for e in json.loads(
+        BASIC.read_text(encoding="utf-8")) if isinstance(e, dict)}  # fmt: skip
+    assert "str_replace_editor" in tools
+    res, win = _window_on(qtbot, settings, tmp_path / "oh.db", BASIC, size=size)
+    with Store.open(tmp_path / "oh.db") as s, s.read() as r:
+        (seq,) = [
+            m.sequence
+            for m in r.iter_main_path(res.trace_id)
+            if m.role == "tool" and m.name == "str_replace_editor"
+        ]
+    pane = win.detail
+    win.timeline.select_sequence(seq)
+    qtbot.waitUntil(
+        lambda: pane.detail is not None and pane.detail.message.sequence == seq, timeout=20_000
+    )
+    qtbot.wait(50)  # the area's new height is laid out on the next turn
+    facts = pane.facts
+    area = facts.parentWidget().parentWidget()  # the scroll area around the grid
+    assert isinstance(area, QScrollArea)
+    needed = facts.heightForWidth(area.viewport().width())
+    assert area.viewport().height() >= needed, (area.viewport().height(), needed)
+    assert area.verticalScrollBar().maximum() == 0, "nothing of the grid is scrolled away"
+    html = facts.text()
+    assert "tool (str_replace_editor)</td>" in html and "colspan" in html
+    for key in ("branch", "parent", "created"):
+        assert f">{key}</td>" in html
+    assert pane.tabs.height() >= 72, "the content keeps room under the facts"
+    assert win.width() == size[0] and win.height() == size[1], "the window did not grow"
+    assert win.last_error is None
