@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from core.inspector.recorded_time import Basis, basis_of, created_text
+from core.inspector.recorded_time import Basis, basis_of, created_text, zone_note
 from core.json_text import loads_or
 from core.records import Message
 from core.store.paths import Segment
@@ -31,6 +31,9 @@ class MessageDetail:
     links: tuple[Link, ...]
     raw: str
     """The stored record as indented JSON."""
+    time_note: str = ""
+    """How the trace's times were read where the file wrote them without a zone
+    (``core/inspector/recorded_time.py:zone_note``); "" where they carried it."""
 
 
 def guess_format(text: str) -> str:
@@ -131,17 +134,15 @@ def message_detail(
     links = _links(reader, msg)
     rows = reader.path_rows(trace_id, [s for _, s in links], segs)
     raw = json.dumps(_record(msg), indent=2, ensure_ascii=False, default=str)
+    basis = basis_of(reader.trace(trace_id).metadata)
     return MessageDetail(
         msg,
         body,
         fmt,
-        facts_of(
-            msg,
-            reader.is_on_path(trace_id, sequence, segs),
-            basis_of(reader.trace(trace_id).metadata),
-        ),
+        facts_of(msg, reader.is_on_path(trace_id, sequence, segs), basis),
         tuple(Link(label, s, rows.get(s)) for label, s in links),
         raw,
+        zone_note(basis),
     )
 
 

@@ -46,21 +46,18 @@ def clock(ts: float, basis: Basis) -> time.struct_time:
 
 
 def shown(ts: float, basis: Basis, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
-    """``ts`` formatted, followed by ", time zone not recorded" where it is unknown."""
+    """``ts`` formatted, followed by "(time zone not recorded)" where it is unknown."""
     text = time.strftime(fmt, clock(ts, basis))
-    return f"{text}, {NO_ZONE}" if zone_unknown(basis) else text
+    return f"{text} ({NO_ZONE})" if zone_unknown(basis) else text
 
 
 def created_text(ts: float, basis: Basis) -> str:
-    """A message's time for its facts: ``shown``, and where the zone was found rather than
-    recorded, which zone and from what (``2025-01-28 07:44:56 (zone UTC−08:00, from the
-    model responses)``)."""
+    """A message's time for its facts: ``shown``, marked "(zone derived)" where the importer
+    found the zone rather than the file recording it (which zone, and from what: the facts'
+    tooltip, ``zone_note``). Short enough for its line of the facts grid at 1280×720:
+    "(derived zone UTC−08:00)" wrapped there and pushed the grid's last line out of view."""
     text = shown(ts, basis)
-    minutes = found_offset(basis)
-    if minutes is None or basis is None:
-        return text
-    source = str(basis.get("from") or "")
-    return f"{text} (zone {offset_text(minutes)}, from {SHORT.get(source, source or 'the file')})"
+    return text if found_offset(basis) is None else f"{text} (zone derived)"
 
 
 def zone_note(basis: Basis) -> str:
@@ -79,4 +76,3 @@ def zone_note(basis: Basis) -> str:
 
 SOURCES = {"llm response created": "its model responses' creation times"}
 """``time_basis.from`` in words."""
-SHORT = {"llm response created": "the model responses"}
