@@ -54,13 +54,11 @@ def _basic() -> tuple[list[dict[str, Any]], int, int]:
         response = ev.get("tool_call_metadata", {}).get("model_response")
         if response and response["id"] not in first:
             first[response["id"]] = ev
+    created = {
+        rid: ev["tool_call_metadata"]["model_response"]["created"] for rid, ev in first.items()
+    }
     offsets = {
-        round(
-            (_as_utc(ev["timestamp"]) - ev["tool_call_metadata"]["model_response"]["created"])
-            / 900
-        )
-        * 900
-        for ev in first.values()
+        round((_as_utc(ev["timestamp"]) - created[rid]) / 900) * 900 for rid, ev in first.items()
     }
     (offset,) = offsets
     return events, offset, len(first)
@@ -117,8 +115,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
         ids = {r["path"]: r["trace_id"] for r in imported}
         rows = {r["id"]: r for r in _ctxlens(tz, "--db", db, "traces", "--json")}
         shown = {
-            p: _ctxlens(tz, "--db", db, "show", ids[p], "--json")
-            for p in (str(BASIC), str(CLI))
+            p: _ctxlens(tz, "--db", db, "show", ids[p], "--json") for p in (str(BASIC), str(CLI))
         }
         out[tz] = {"rows": {p: rows[tid] for p, tid in ids.items()}, "shown": shown}
     return out
