@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from argparse import ArgumentParser
 
 from app.cli import CliContext
@@ -23,6 +22,7 @@ def arguments(p: ArgumentParser) -> None:
 
 def run(ctx: CliContext) -> int:
     from core.errors import InvalidInputError
+    from core.inspector.recorded_time import shown
     from core.search.engine import search
     from core.search.query import parse
 
@@ -44,7 +44,7 @@ def run(ctx: CliContext) -> int:
         )
         return 0
     for h in result.hits:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(h.created_at))
+        when = shown(h.created_at, h.time_basis, "%Y-%m-%d %H:%M")
         where = "(trace)" if h.sequence is None else f"#{h.sequence} {h.role}"
         ctx.out.write(f"{h.trace_id[:16]}  {when}  {where:<16} {h.snippet or h.title}\n")
     more = " (more: raise --limit)" if result.truncated else ""

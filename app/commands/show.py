@@ -45,6 +45,7 @@ def message_row(m: Message, in_context: bool) -> dict[str, Any]:
 def run(ctx: CliContext) -> int:
     from core.context.view import current_items
     from core.importers.usage import recorded_totals
+    from core.inspector.recorded_time import basis_of
 
     store = ctx.store()
     with store.read() as r:
@@ -69,6 +70,8 @@ def run(ctx: CliContext) -> int:
                 "recorded_totals": totals.to_json()
                 if (totals := recorded_totals(tr.metadata))
                 else None,
+                # how times written without a zone were read (core/importers/times.py)
+                "time_basis": basis_of(tr.metadata),
             }
             out.write('{"trace": ' + json.dumps(trace, ensure_ascii=False) + ', "messages": [')
         first = True

@@ -72,11 +72,12 @@ def run(ctx: CliContext) -> int:
     if ctx.args.json:
         ctx.emit_json([{**s.to_json(), "cost": cost} for s, cost in rows])
         return 0
-    import time
+    from core.inspector.recorded_time import shown
 
     for s, cost in rows:
         t = s.trace
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.start)) if s.dated else "undated"
+        # a start whose zone the file did not record: its wall clock, "time zone not recorded"
+        when = shown(s.start, s.time_basis, "%Y-%m-%d %H:%M") if s.dated else "undated"
         price = cost["text"]
         if cost.get("recorded"):  # what the tool recorded first, then ctxlens's table
             price = f"{cost['recorded']}; ctxlens: {price}"

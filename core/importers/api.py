@@ -35,6 +35,7 @@ from core.importers.skips import (
     other_format,
     summary,
 )
+from core.importers.times import naive_times_read
 from core.importers.walk import FILE, FOLDER, FolderWalk, classify, open_file
 from core.store import schema as t
 from core.store.reader import Reader
@@ -271,6 +272,7 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     ctx.warnings = []
     ctx.where = str(unit.main)
     ctx.finite_json = True
+    ctx.naive_from = naive_times_read()
     try:
         with store.write() as w, collector_paused():
             results: list[ImportResult] = module.run(w, ctx, unit)
@@ -294,6 +296,8 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
         raise InvalidInputError(
             f"{ctx.where}: cannot import this record ({type(exc).__name__}: {exc})"
         ) from None
+    finally:
+        ctx.naive_from = None
     return results
 
 

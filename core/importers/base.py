@@ -21,6 +21,7 @@ from core.context.view import NOT_SENT, resolve, token_breakdown
 from core.errors import ImportCancelled
 from core.importers.calls import ContextHashes, FreshMessages, PathTracker
 from core.importers.counting import NOT_COUNTED, CountsAhead
+from core.importers.times import UNKNOWN_ZONE, naive_times_read
 from core.importers.titles import request_title
 from core.importers.usage import normalize_usage
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
@@ -105,6 +106,9 @@ class ImportContext:
     finite_json: bool = True
     """No line of the current unit needed ``json`` to be read, so nothing read holds NaN or
     an infinity (orjson refuses both): JSON columns need no check for them."""
+    naive_from: int | None = None
+    """``core/importers/times.py:naive_times_read`` when the current unit began: a trace
+    of a unit that read more has times without a zone (``TraceBuilder.finish``)."""
     _last_report: float = 0.0
 
     def advance(self, nbytes: int) -> None:
@@ -216,6 +220,9 @@ class TraceBuilder:
         self._last_main: int | None = None
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
+        self._naive_from = naive_times_read() if ctx.naive_from is None else ctx.naive_from
+        """Naive times read before this trace's source was (its unit's start, where known:
+        an importer may read a unit's times before it builds the traces)."""
         self._dated = created_at is not None
         self._span_known = span is not None
         self._span: list[float] | None = None
@@ -678,6 +685,16 @@ class TraceBuilder:
             self.title = title
             self.w.set_title(self.trace_id, title)
 
+    def _mark_naive_times(self) -> None:
+        """Times without a zone were read as UTC: the trace says so (``time_basis``,
+        ``core/importers/times.py:UNKNOWN_ZONE``) unless its importer recorded how it read
+        them (an offset it found, ``core/importers/times.py:SourceClock.basis``)."""
+        if naive_times_read() <= self._naive_from:
+            return
+        if isinstance(self.metadata, dict) and "time_basis" in self.metadata:
+            return
+        self.set_metadata("time_basis", dict(UNKNOWN_ZONE))
+
     def finish(self, head: int | None = None) -> ImportResult:
         """Set the head (default: the last main-line message) and report what was written."""
         self.flush()
@@ -691,6 +708,7 @@ class TraceBuilder:
             known = before.get("tool_errors", 0) if isinstance(before, dict) else 0
             self.set_metadata("tool_errors", int(known or 0) + self.tool_errors)
             self.tool_errors = 0
+        self._mark_naive_times()
         self.ctx.flush_notes()
         target = head if head is not None else self._last_main
         if target is None and self._next:

@@ -2,7 +2,8 @@
 
 Sources spell the same things differently (``text``/``input_text``/``output_text``,
 base64 image blocks, data URLs, ISO or epoch times); these helpers give importers one
-answer each, so the store sees one shape.
+answer each, so the store sees one shape. Times are read by
+``core/importers/times.py:parse_time`` (importers take it from here).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from core.importers.base import TraceBuilder
+from core.importers.times import parse_time as parse_time
 from core.json_text import loads_or
 from core.records import Role
 from core.store.writer import orjson_text
@@ -76,25 +77,6 @@ def text_of_block(block: Any) -> str:
     if kind is None and isinstance(block.get("content"), str | list):
         return text_of(block["content"])
     return ""
-
-
-def parse_time(value: Any) -> float | None:
-    """Epoch seconds from an ISO-8601 string or a number (s or ms); ``None`` if unknown."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        v = float(value)
-        if v > 1e17:  # nanoseconds (OTLP)
-            return v / 1e9
-        return v / 1000.0 if v > 1e11 else v
-    if isinstance(value, str) and value:
-        if value.isdigit():
-            return parse_time(int(value))
-        try:  # Python 3.11 reads a trailing "Z" itself
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def image_ref(

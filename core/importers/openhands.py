@@ -13,6 +13,7 @@ not conversation (state updates, agent state changes) is kept as ``meta`` messag
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,6 @@ from core.importers.content import (
     content_with_images,
     dumps,
     image_ref,
-    parse_time,
     role_of,
     scrub,
     text_of,
@@ -42,6 +42,14 @@ from core.importers.idmap import IdMap
 from core.importers.jsonstream import JsonDocument, read_document
 from core.importers.openhands_stats import StatsCalls
 from core.importers.reading import CountingReader, iter_jsonl
+from core.importers.times import (
+    LocalOffset,
+    SourceClock,
+    local_offset,
+    offset_text,
+    parse_time,
+    read_time,
+)
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
@@ -69,9 +77,11 @@ class _Reply:
 
 
 class _Conversation:
-    def __init__(self, b: TraceBuilder, ctx: ImportContext) -> None:
+    def __init__(self, b: TraceBuilder, ctx: ImportContext, clock: SourceClock) -> None:
         self.b = b
         self.ctx = ctx
+        self.time_of = clock.read
+        """The time of an event (its naive wall clock at the recording machine's offset)."""
         self.tail: int | None = None
         self.events = IdMap(b.w.conn)
         self.reply: _Reply | None = None
@@ -99,7 +109,7 @@ class _Conversation:
                 "system",
                 label[:500],
                 kind="meta",
-                created_at=parse_time(ev.get("timestamp")),
+                created_at=self.time_of(ev.get("timestamp")),
                 metadata=scrub(ev),
             ),
             [ev.get("id")],
@@ -131,7 +141,7 @@ class _Conversation:
             self._gather(str(ev.get("llm_response_id") or ev.get("id")), ev)
             return
         self.flush()
-        when = parse_time(ev.get("timestamp"))
+        when = self.time_of(ev.get("timestamp"))
         if kind == "SystemPromptEvent":
             text = text_of(ev.get("system_prompt"))
             tools = [
@@ -240,13 +250,13 @@ class _Conversation:
                 text,
                 parts=tuple(parts) if parts else None,
                 tool_calls=tuple(calls),
-                created_at=parse_time(first.get("timestamp")),
+                created_at=self.time_of(first.get("timestamp")),
                 metadata={"llm_response_id": first.get("llm_response_id")},
             ),
             [ev.get("id") for ev in reply.events],
         )
         if first.get("llm_response_id"):  # one model response; its usage from ``stats``
-            when = parse_time(first.get("timestamp")) or 0.0
+            when = self.time_of(first.get("timestamp")) or 0.0
             self.replies.append((head, seq, *self._claim(), when))
 
     def _v1_observation(self, ev: dict[str, Any], kind: str, when: float | None) -> None:
@@ -290,7 +300,7 @@ class _Conversation:
             self._gather(str(response.get("id") or ev.get("id")), ev)
             return
         self.flush()
-        when = parse_time(ev.get("timestamp"))
+        when = self.time_of(ev.get("timestamp"))
         args = as_dict(ev.get("args"))
         action = ev.get("action")
         if action == "message":
@@ -363,7 +373,7 @@ class _Conversation:
                 self.call_names[call.id] = call.name
         text = text_of(msg.get("content"))
         head = self.tail
-        when = parse_time(first.get("timestamp"))
+        when = self.time_of(first.get("timestamp"))
         seq = self._add(
             NewMessage(
                 "assistant",
@@ -468,17 +478,92 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
         }
     )
     b = TraceBuilder(w, ctx, FORMAT, str(unit.path), title, meta or None)
-    conv = _Conversation(b, ctx)
+    offset = _local_offset(files, ctx)
+    clock = SourceClock(offset)
+    conv = _Conversation(b, ctx, clock)
     try:
         for path in files:
             _read(conv, ctx, path)
         conv.finish()
+        basis = clock.basis()
+        if basis is not None:
+            b.set_metadata("time_basis", basis)
+            if offset is not None and offset.agreeing < offset.pairs:
+                ctx.warn(_offsets_differ(unit, offset))
         if not b.messages:
             raise InvalidInputError(_nothing_to_show(unit, bool(files)))
         b.set_title(b.first_text() or title)
         return [b.finish()]
     finally:
         conv.close()
+
+
+RESPONSE_CREATED = "llm response created"
+"""Where a V0 trajectory's absolute times come from: ``model_response.created``."""
+
+
+def _local_offset(files: list[Path], ctx: ImportContext) -> LocalOffset | None:
+    """The UTC offset of the machine that wrote a V0 trajectory's naive event times, read
+    before any event is written (messages are stored once, with their time): each model
+    response's ``created`` (epoch seconds, written by the LLM library) against the naive
+    time of the first event that carries it. V1 events record no absolute time."""
+    pairs: dict[str, tuple[float, float]] = {}
+    for path in files:
+        with path.open("rb") as raw:
+            head = raw.read(1 << 16).lstrip()
+        if not head.startswith(b"[") or _jsonl(head):
+            continue  # an event file, or JSON Lines of events: V1
+        try:
+            with path.open("rb") as raw:
+                doc = JsonDocument(_Checked(raw, ctx), str(path))
+                doc.begin()
+                for ev in doc.items():
+                    _pair(as_dict(ev), pairs)
+        except InvalidInputError:
+            pass  # the pairs before it stand; the import itself reports the error
+    return local_offset(pairs.values(), RESPONSE_CREATED)
+
+
+def _pair(ev: dict[str, Any], pairs: dict[str, tuple[float, float]]) -> None:
+    response = as_dict(as_dict(ev.get("tool_call_metadata")).get("model_response"))
+    created, stamp = response.get("created"), ev.get("timestamp")
+    if "kind" in ev or not isinstance(stamp, str) or isinstance(created, bool):
+        return
+    absolute = parse_time(created) if isinstance(created, int | float) else None
+    if not absolute or absolute < 0:
+        return
+    key = str(response.get("id") or created)
+    naive, is_naive = read_time(stamp)
+    if is_naive and naive is not None and key not in pairs:
+        pairs[key] = (naive, absolute)
+
+
+class _Checked(io.RawIOBase):
+    """A file read for the offset: cancellable, not counted as progress (it is read again)."""
+
+    def __init__(self, f: Any, ctx: ImportContext) -> None:
+        super().__init__()
+        self._f = f
+        self._ctx = ctx
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        self._ctx.check()
+        data = self._f.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def _offsets_differ(unit: ImportUnit, offset: LocalOffset) -> str:
+    others = offset.pairs - offset.agreeing
+    return (
+        f"{unit.path}: times have no zone; {offset.agreeing} of {offset.pairs} model "
+        f"responses put the recording machine at {offset_text(offset.minutes)} and "
+        f"{others} at another offset (a clock change during the run?): all times were read "
+        f"at {offset_text(offset.minutes)}"
+    )
 
 
 def _nothing_to_show(unit: ImportUnit, had_events: bool) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from core.inspector.recorded_time import Basis, basis_of, created_text, zone_note
 from core.json_text import loads_or
 from core.records import Message
 from core.store.paths import Segment
@@ -31,6 +31,9 @@ class MessageDetail:
     links: tuple[Link, ...]
     raw: str
     """The stored record as indented JSON."""
+    time_note: str = ""
+    """How the trace's times were read where the file wrote them without a zone
+    (``core/inspector/recorded_time.py:zone_note``); "" where they carried it."""
 
 
 def guess_format(text: str) -> str:
@@ -72,9 +75,13 @@ def pretty_body(msg: Message) -> tuple[str, str]:
     return body, fmt
 
 
-def facts_of(msg: Message, on_path: bool = True) -> tuple[tuple[str, str], ...]:
+def facts_of(
+    msg: Message, on_path: bool = True, basis: Basis = None
+) -> tuple[tuple[str, str], ...]:
     """The Message pane's facts; ``on_path``: whether the message is on the main path (a
-    plain message off it is one a rewind abandoned, never "main")."""
+    plain message off it is one a rewind abandoned, never "main"); ``basis``: the trace's
+    ``time_basis`` (a time whose zone the file did not record is shown as it was written,
+    and says so: ``core/inspector/recorded_time.py:created_text``)."""
     out = [
         ("message", msg.message_id),
         ("role", msg.role + (f" ({msg.name})" if msg.name else "")),
@@ -84,7 +91,7 @@ def facts_of(msg: Message, on_path: bool = True) -> tuple[tuple[str, str], ...]:
         ("agent", msg.agent_name),
         ("branch", _branch(msg, on_path)),
         ("parent", "—" if msg.parent_sequence is None else str(msg.parent_sequence)),
-        ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(msg.created_at))),
+        ("created", created_text(msg.created_at, basis)),
     ]
     if msg.usage:
         out.append(("usage", _usage(msg.usage)))
@@ -127,13 +134,15 @@ def message_detail(
     links = _links(reader, msg)
     rows = reader.path_rows(trace_id, [s for _, s in links], segs)
     raw = json.dumps(_record(msg), indent=2, ensure_ascii=False, default=str)
+    basis = basis_of(reader.trace(trace_id).metadata)
     return MessageDetail(
         msg,
         body,
         fmt,
-        facts_of(msg, reader.is_on_path(trace_id, sequence, segs)),
+        facts_of(msg, reader.is_on_path(trace_id, sequence, segs), basis),
         tuple(Link(label, s, rows.get(s)) for label, s in links),
         raw,
+        zone_note(basis),
     )
 
 

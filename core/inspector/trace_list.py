@@ -17,6 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.importers.usage import RecordedTotals, recorded_totals
+from core.inspector.recorded_time import Basis, basis_of
 from core.trace_record import Trace
 
 if TYPE_CHECKING:
@@ -77,6 +78,12 @@ class TraceSummary:
         return s if isinstance(s, dict) else None
 
     @property
+    def time_basis(self) -> Basis:
+        """How its times were read where the file wrote them without a zone
+        (``metadata.time_basis``, ``core/importers/times.py``); ``None``: they carried it."""
+        return basis_of(self.trace.metadata)
+
+    @property
     def recorded_totals(self) -> RecordedTotals | None:
         """The run's totals the tool recorded (SWE-agent's ``model_stats``), if any."""
         return recorded_totals(self.trace.metadata)
@@ -100,6 +107,9 @@ class TraceSummary:
             # the run's usage as the tool recorded it, where it records no call's own
             "recorded_totals": totals.to_json() if (totals := self.recorded_totals) else None,
             "recorded_tokens": self.recorded_tokens,
+            # how times written without a zone were read (offset_minutes null: not found,
+            # read as UTC); null where they carried their zone
+            "time_basis": self.time_basis,
         }
         if self.eval is not None:
             out["eval"] = self.eval

@@ -49,6 +49,9 @@ class Hit(FieldsJson):
     kind: str | None
     snippet: str
     created_at: float
+    time_basis: dict[str, Any] | None = None
+    """The trace's ``metadata.time_basis``: how its times were read where the file wrote
+    them without a zone (``core/importers/times.py``); ``None``: they carried it."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def _hits(r: Reader, q: Query, sums: Sums | None, limit: int) -> Iterator[Hit]:
             row.kind,
             _snippet(row.content, q.words),
             row.created_at,
+            _basis(tr.time_basis),
         )
         n += 1
         if n >= limit:
@@ -130,7 +134,8 @@ def _trace_query(q: Query) -> Select[Any]:
         ("compaction" in q.has, lambda: exists().where(t.compactions.c.trace_id == tr.id)),
         ("error" in q.has, lambda: _has_error(tr.id)),
     )  # fmt: skip
-    return select(tr.id, tr.title, tr.source, tr.created_at).where(and_(True, *conds))
+    basis = tr.metadata["time_basis"].label("time_basis")
+    return select(tr.id, tr.title, tr.source, tr.created_at, basis).where(and_(True, *conds))
 
 
 def _has_error(trace_id: Any) -> Any:
@@ -243,7 +248,13 @@ def _snippet(content: str, words: tuple[str, ...], width: int = 140) -> str:
 
 
 def _trace_hit(row: Any) -> Hit:
-    return Hit(row.id, row.title, row.source, None, None, None, "", row.created_at)
+    return Hit(
+        row.id, row.title, row.source, None, None, None, "", row.created_at, _basis(row.time_basis)
+    )
+
+
+def _basis(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
 
 
 def _passing(r: Reader, q: Query, sums: Sums, trace_ids: list[str]) -> set[str]:

@@ -139,6 +139,7 @@ class MessageDetailPane(QWidget):
     def clear(self) -> None:
         self.detail = None
         self.facts.setText(self._nothing())
+        self.facts.setToolTip("")
         self.links.setText("")
         self.body.setPlainText("")
         self.raw.setPlainText("")
@@ -174,6 +175,7 @@ class MessageDetailPane(QWidget):
         self.facts.setText(
             facts_table(d.facts, self.palette().color(QPalette.ColorRole.PlaceholderText).name())
         )
+        self.facts.setToolTip(f"times: {d.time_note}" if d.time_note else "")
         self.facts_area.updateGeometry()
         links = " · ".join(
             f"<a href='seq:{ln.sequence}'>{html.escape(ln.label)}</a>" for ln in d.links

@@ -24,6 +24,7 @@ from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardIte
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.cost.compute import format_cost, recorded_cost_short, recorded_cost_text
+from core.inspector.recorded_time import NO_ZONE, Basis, clock, shown, zone_note, zone_unknown
 from core.inspector.trace_filter import ListFilter
 from core.inspector.trace_list import EvalGroup, TraceSummary
 from core.records import Trace
@@ -43,11 +44,14 @@ Row = TraceSummary | EvalGroup
 Cell = Callable[[Row], tuple[str, Any]]
 
 
-def when(ts: float) -> str:
-    """A start time in few characters: month and day this year, the date before."""
+def when(ts: float, basis: Basis = None) -> str:
+    """A start time in few characters: month and day this year, the date before; a time
+    whose zone the file did not record is its wall clock, marked so
+    (``core/inspector/recorded_time.py``)."""
     now = time.localtime()
-    t = time.localtime(ts)
-    return time.strftime("%b %d %H:%M" if t.tm_year == now.tm_year else "%Y-%m-%d", t)
+    t = clock(ts, basis)
+    text = time.strftime("%b %d %H:%M" if t.tm_year == now.tm_year else "%Y-%m-%d", t)
+    return f"{text} ({NO_ZONE})" if zone_unknown(basis) else text
 
 
 def duration(seconds: float | None) -> str:
@@ -120,7 +124,9 @@ def _start(row: Row) -> tuple[str, Any]:
 def _when(row: Row) -> str:
     """The start as recorded; ``undated`` where the file dated nothing (its import time
     would pass for the run's)."""
-    return when(row.start) if isinstance(row, EvalGroup) or row.dated else "undated"
+    if isinstance(row, EvalGroup):
+        return when(row.start)
+    return when(row.start, row.time_basis) if row.dated else "undated"
 
 
 def _duration(row: Row) -> tuple[str, Any]:
@@ -264,6 +270,7 @@ def tooltip(row: Row) -> str:
     lines += [
         f"source {t.source} · model {row.model or 'unknown'}",
         _start_line(row) + f" · duration {duration(row.duration) or 'not recorded'}",
+        *([f"times: {note}"] if row.dated and (note := zone_note(row.time_basis)) else []),
         f"{row.calls} model calls · {t.messages:,} messages",
         f"{row.tokens:,} tokens in the transcript (counted by ctxlens, all branches)",
     ]
@@ -298,8 +305,10 @@ def _usage_text(row: TraceSummary) -> str:
 
 
 def _start_line(row: TraceSummary) -> str:
-    at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start))
-    return f"start {at}" if row.dated else f"start not recorded (imported {at})"
+    if not row.dated:
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start))
+        return f"start not recorded (imported {at})"
+    return f"start {shown(row.start, row.time_basis)}"
 
 
 class TraceTreeModel(QStandardItemModel):

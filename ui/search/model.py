@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from core.inspector.recorded_time import shown
 from core.search.engine import Hit
 
 COLUMNS = ("Trace", "When", "Message", "Text")
@@ -49,7 +49,7 @@ class HitsModel(QAbstractTableModel):
         if column == 0:
             return hit.title or hit.trace_id
         if column == 1:
-            return time.strftime("%Y-%m-%d %H:%M", time.localtime(hit.created_at))
+            return shown(hit.created_at, hit.time_basis, "%Y-%m-%d %H:%M")
         if column == 2:
             return "whole trace" if hit.sequence is None else f"#{hit.sequence} {hit.role}"
         return hit.snippet
