@@ -364,10 +364,10 @@ class Playback:
             dict(by),
             total,
             self.window,
-            input_recorded=call.recorded_input_tokens is not None,
+            input_recorded=call.input_basis == "recorded",
             input_counted=call.counted_input_tokens,
             calls=len(so_far),
-            inputs_counted=sum(1 for c in so_far if c.recorded_input_tokens is None),
+            inputs_counted=sum(1 for c in so_far if c.input_basis == "counted"),
             outputs_unknown=len(outputs) - len(known),
             run_totals=self.run_totals,
         )
