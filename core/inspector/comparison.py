@@ -109,8 +109,8 @@ def setting_rows(cmp: Comparison) -> list[SettingRow]:
 
 def call_text(p: CallPair) -> str:
     """The call list's last column: "same", or messages only in A / only in B."""
-    if p.a_call is None or p.b_call is None:
-        return "only in " + ("B" if p.a_call is None else "A")
+    if not (p.in_a and p.in_b):  # a derived call has no call_index: not "only in" the other
+        return "only in " + ("A" if p.in_a else "B")
     if p.same:
         return "same"
     return f"{p.only_a} / {p.only_b}"

@@ -103,6 +103,8 @@ class Side:
 class CallPair:
     k: int
     a_call: int | None
+    """A's ``llm_calls.call_index`` (``None``: A made no k-th call, or its call is derived
+    from an assistant message, a trace without call records: ``in_a`` tells which)."""
     b_call: int | None
     a_tokens: int | None
     b_tokens: int | None
@@ -113,6 +115,15 @@ class CallPair:
     a_tokens_basis: InputBasis | None = None
     """Where ``a_tokens`` comes from (``CallRef.input_basis``; ``None``: no call)."""
     b_tokens_basis: InputBasis | None = None
+
+    @property
+    def in_a(self) -> bool:
+        """A made a k-th main call (recorded or derived: every call has input tokens)."""
+        return self.a_tokens is not None
+
+    @property
+    def in_b(self) -> bool:
+        return self.b_tokens is not None
 
     def to_json(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in self.__slots__}

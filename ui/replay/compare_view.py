@@ -280,8 +280,8 @@ class ComparisonWindow(QWidget):
         k = rows[0].row()
         self.chart.select(k)
         pair = cmp.pairs[k]
-        if pair.a_call is None or pair.b_call is None:
-            self._clear_diff(f"Call {k}: only {'B' if pair.a_call is None else 'A'} made it.")
+        if not (pair.in_a and pair.in_b):
+            self._clear_diff(f"Call {k}: only {'A' if pair.in_a else 'B'} made it.")
             return
         store, a, b = self.store, cmp.a.trace_id, cmp.b.trace_id
         self.diff_label.setText(f"Call {k}: loading both contexts…")
