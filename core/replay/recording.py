@@ -69,6 +69,8 @@ class Recording:
         by_seq = {m.sequence: m for m in every}
         rec._index_messages(every)
         rec._index_calls(calls, by_seq)
+        if rec.system_text is None:  # the source's own prompt, for a re-run of an import
+            rec._path_system(by_seq)  # (was read only for calls without a context)
         path = reader.iter_main_path(trace_id)
         rec.user_turns = tuple(
             m for m in path if m.role == "user" and m.kind == "message" and is_main_agent(m)

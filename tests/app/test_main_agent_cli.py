@@ -95,6 +95,16 @@ def test_replay_and_compare_an_agent_not_named_main(cli: Cli, tmp_path: Path) ->
     data = _json(cli, "--db", str(db), "compare", tid, replayed["trace_id"])
     assert data["summary"]["main_calls"] == {"a": 3, "b": 3}
     assert data["summary"]["same_context_calls"] == 3
+    # from the start: a fresh turn under ctxlens's runtime, with the run's own system
+    # prompt (docs/replay.md; it took ctxlens's default prompt instead)
+    spans = json.loads(ANY_AGENT.read_text(encoding="utf-8"))["spans"]
+    first = json.loads(spans[0]["attributes"]["gen_ai.input.messages"])[0]
+    assert first["role"] == "system"
+    fresh = _json(cli, "--db", str(db), "replay", tid)
+    assert fresh["start"] == "fresh" and fresh["main_llm_calls"] == 3
+    sent = _json(cli, "--db", str(db), "context", fresh["trace_id"], "--call", "0")
+    assert sent["messages"][0]["role"] == "system"
+    assert sent["messages"][0]["content"].startswith(first["content"] + "\n\n## Tools")
 
 
 def test_a_replayed_turn_keeps_the_copied_history(cli: Cli, tmp_path: Path) -> None:
