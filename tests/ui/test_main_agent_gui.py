@@ -134,6 +134,7 @@ def test_an_any_agent_run_is_rerun_and_compared(
     rows = {r.key: r for r in view.metrics.records}
     assert rows["input_tokens"].a == f"{sum(inputs):,} (recorded)"
     assert view.chart.legend_text("a") == "A (recorded)"
+    qtbot.waitUntil(lambda: view.diff is not None, timeout=30_000)
     _shot(view, "compare-any-agent-rerun.png")
     view.close()
     settle(qtbot, win)

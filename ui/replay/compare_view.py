@@ -299,13 +299,13 @@ class ComparisonWindow(QWidget):
         ta, tb = sum(r.tokens for r in d.a_rows), sum(r.tokens for r in d.b_rows)
         self.side_a_title.setText(
             f"<b style='color:{COLORS['a']}'>A</b> · "
-            f"{counted(len(d.a_rows), 'item')}, {ta:,} tokens · "
+            f"{counted(len(d.a_rows), 'item')}, {ta:,} tokens counted · "
             f"<span style='background:rgba(210,70,70,0.25)'>&nbsp;{len(d.only_a):,} only in A"
             "&nbsp;</span>"
         )
         self.side_b_title.setText(
             f"<b style='color:{COLORS['b']}'>B</b> · "
-            f"{counted(len(d.b_rows), 'item')}, {tb:,} tokens · "
+            f"{counted(len(d.b_rows), 'item')}, {tb:,} tokens counted · "
             f"<span style='background:rgba(46,157,98,0.3)'>&nbsp;{len(d.only_b):,} only in B"
             "&nbsp;</span>"
         )
