@@ -54,6 +54,7 @@ SIZE = (1600, 1000)
 
 def _shot(win: Any, name: str) -> None:
     if shots := os.environ.get("CTXLENS_SHOTS"):
+        win.resize(*SIZE)
         win.grab().save(str(Path(shots) / name))
 
 
@@ -196,6 +197,7 @@ def test_the_strip_stops_at_the_main_agent_of_any_name(
     frame = _scrub_to_call(qtbot, win, pb.frames.stops[-1])
     assert " · main · " in frame.label, frame.label
     settle(qtbot, win)
+    _shot(win, "strip-pydantic-ai.png")
 
 
 # -- 3: one wording for where a call's context comes from ----------------------------------
@@ -226,6 +228,7 @@ def test_both_panes_say_where_an_imported_call_context_comes_from(
     assert logged == [True, False, False]  # only the first span logs its input
     _, other = _window_on(qtbot, settings, tmp_path / "aa.db", ANY_AGENT, size=SIZE)
     _same_origin(qtbot, other, 0, "context recorded by the tool (the span's input messages)")
+    _shot(other, "origin-any-agent-0.png")
     _same_origin(qtbot, other, 1, "context reconstructed from the transcript")
 
 
