@@ -21,7 +21,7 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
-    from core.replay.compare import compare
+    from core.replay.compare import basis_text, compare
 
     a = ctx.args
     cmp = compare(ctx.store(), a.a, a.b)
@@ -36,8 +36,9 @@ def run(ctx: CliContext) -> int:
     tok = s["input_tokens"]
     ctx.out.write(
         f"A {cmp.a.trace_id} vs B {cmp.b.trace_id}: main calls {s['main_calls']['a']} / "
-        f"{s['main_calls']['b']}, input tokens {tok['a']:,} / {tok['b']:,} (B/A "
-        f"{tok['ratio']}), compactions {s['compactions']['a']} / {s['compactions']['b']}, "
+        f"{s['main_calls']['b']}, input tokens {tok['a']:,} / {tok['b']:,} "
+        f"({basis_text(cmp.a.input_basis) or 'none'} / {basis_text(cmp.b.input_basis) or 'none'}; "
+        f"B/A {tok['ratio']}), compactions {s['compactions']['a']} / {s['compactions']['b']}, "
         f"redone tool calls {s['redone_tool_calls']['a']} / {s['redone_tool_calls']['b']}, "
         f"same context in {s['same_context_calls']} calls"
         + (f"; report: {a.html}" if a.html else "")

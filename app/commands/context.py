@@ -32,6 +32,7 @@ def run(ctx: CliContext) -> int:
     from core.inspector.prompt import prompt_measure
     from core.inspector.recorded import gap_context, gap_words, recorded_of
     from core.proxy.query import proxied_request
+    from core.replay.context_origin import context_origin
 
     table = price_table(ctx.args)
     with ctx.store().read() as r:
@@ -60,6 +61,8 @@ def run(ctx: CliContext) -> int:
 
             gap = carried_gap(r, tr.id)
         images = view_images(r, tr.id, view, call, gap)
+        # where the call's context comes from, in the words of the panes (None: next call)
+        origin = context_origin(tr.source, tr.metadata, call.params) if call else None
     image_tokens = images.estimated_tokens if images is not None else 0
     unexplained = usage.unexplained(total + image_tokens) if usage is not None else None
     where = gap_context(len(view.entries), by, call.params) if call is not None else None
@@ -89,7 +92,8 @@ def run(ctx: CliContext) -> int:
         "recorded": usage.to_json() if usage is not None else None,
         "reconstructed_tokens": total,
         "unexplained_tokens": unexplained,
-        "context": _context_kind(call),
+        "context": _context_kind(origin),
+        "context_origin": origin.to_json() if origin is not None else None,
         "limits": {name: value for name, value in budget.markers()},
         # Each limit against the prompt; an observed one (Claude Code's auto-compact point:
         # the size at which it fired) leaves at most ``left`` (``left_bound: at_most``).
@@ -121,6 +125,8 @@ def run(ctx: CliContext) -> int:
             text = content if isinstance(content, str) else str(content)
             ctx.out.write(f"[{m['role']}] {text[:200]}\n")
         ctx.out.write(f"-- {len(messages)} messages, {total} tokens, sha256 {digest[:12]}\n")
+        if origin is not None:
+            ctx.out.write(f"-- {origin.text}\n")
         if images is not None:
             ctx.out.write(f"-- {images.text}\n")
         if usage is not None and usage.prompt_tokens is not None and unexplained is not None:
@@ -135,13 +141,12 @@ def run(ctx: CliContext) -> int:
     return 0
 
 
-def _context_kind(call: Any) -> str:
+def _context_kind(origin: Any) -> str:
     """``recorded`` (the exact list sent), ``reconstructed`` (rebuilt from the transcript),
-    or ``next`` (what the next call would receive)."""
-    if call is None:
+    or ``next`` (what the next call would receive): ``context_origin`` says more."""
+    if origin is None:
         return "next"
-    params = call.params if isinstance(call.params, dict) else {}
-    return "reconstructed" if params.get("context") == "reconstructed" else "recorded"
+    return "recorded" if origin.recorded else "reconstructed"
 
 
 def _components(by: dict[str, int], image_tokens: int, unexplained: int | None) -> list[Any]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.agents import RUNTIME_MAIN, made_by
 from core.context.system_prompt import SystemPrompt
 from core.context.view import current_items, resolve, token_breakdown
 from core.records import CompactionEvent, ContextItem, Message, NewMessage
@@ -55,9 +56,12 @@ def load_history(
     if agent_name == ALL_AGENTS:
         return items
     msgs = resolve(reader, trace_id, items).messages
+    # The main runner holds every message of the main agent's line, whatever name wrote it
+    # (``core/agents.py:made_by``): a new turn after a replay's copied prefix of an import
+    # (pydantic-ai's ``joke_agent``) lost them all when only "main" was its own.
     # Synthetic items (an identity block, a restore) belong to the agent whose boundary
     # made them: a subagent forked from a compacted main path must not inherit them.
-    own = agent_name == "main" or (
+    own = agent_name == RUNTIME_MAIN or (
         boundary is not None
         and boundary.at_sequence is not None
         and reader.message(trace_id, boundary.at_sequence).agent_name == agent_name
@@ -66,7 +70,7 @@ def load_history(
         i
         for i in items
         if (i.sequence is None and own)
-        or (i.sequence is not None and msgs[i.sequence].agent_name == agent_name)
+        or (i.sequence is not None and made_by(msgs[i.sequence], agent_name))
     )
 
 

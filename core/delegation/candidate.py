@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from core.agents import is_main_agent
 from core.records import Message
 
 _REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
@@ -28,7 +29,7 @@ def root_candidate(root_main_path: Iterable[Message]) -> Candidate:
     """The newest assistant text of the root's own agent on its main path."""
     found = Candidate("", None)
     for m in root_main_path:
-        if m.role != "assistant" or m.branch_type is not None or m.agent_name != "main":
+        if m.role != "assistant" or not is_main_agent(m):
             continue
         text = _text(m)
         if text:

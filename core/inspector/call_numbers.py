@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.agents import is_main_agent
 from core.inspector.wording import counted
 from core.replay.calls import CallRef, live_calls, recorded_calls
 from core.store.reader import Reader
@@ -41,15 +42,16 @@ BRANCH_ROLES = {
 
 def agent_role(call: CallRef) -> str:
     """Who made a call that is not the main agent's own: ``compaction summarizer``,
-    ``subagent claude-code-guide``; ``""`` for the main agent. A call box or a label that
-    showed only "call 102 / 156" made a compaction's summarizer read as a main call."""
-    name = call.agent_name
-    if call.branch_type == "compression":
+    ``subagent claude-code-guide``; ``""`` for the main agent (``core/agents.py:is_main_agent``:
+    no side branch, whatever its name: any-agent's ``any_agent`` too). A call box or a label
+    that showed only "call 102 / 156" made a compaction's summarizer read as a main call."""
+    if is_main_agent(call):
+        return ""
+    name, branch = call.agent_name, str(call.branch_type)
+    if branch == "compression":
         return BRANCH_ROLES["compression"]
-    if call.branch_type is not None:
-        role = BRANCH_ROLES.get(call.branch_type, call.branch_type.replace("_", " "))
-        return f"{role} {name}" if name and name != "main" else role
-    return "" if name in ("main", "") else f"agent {name}"
+    role = BRANCH_ROLES.get(branch, branch.replace("_", " "))
+    return f"{role} {name}" if name and name != "main" else role
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,7 @@ class CallNumbering:
         """Positions of the main agent's calls on the current path (the scrubber's stops;
         every current call when the main agent made none)."""
         current = [n.call for n in self.calls if n.number is not None]
-        return [c.position for c in current if c.agent_name == "main"] or [
-            c.position for c in current
-        ]
+        return [c.position for c in current if is_main_agent(c)] or [c.position for c in current]
 
     def next_of(self, position: int) -> CallNumber | None:
         """The following call of the same kind (current path, or abandoned branch)."""

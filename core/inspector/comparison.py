@@ -16,7 +16,8 @@ from typing import Any
 
 from core.context.view import View
 from core.inspector.context_report import ReportRow, report_row
-from core.replay.compare import CallPair, Comparison, context_pair
+from core.replay.calls import InputBasis
+from core.replay.compare import CallPair, Comparison, basis_text, context_pair
 from core.replay.report import fmt_value, html_report
 from core.store import Store
 
@@ -49,7 +50,10 @@ def metric_rows(cmp: Comparison) -> list[MetricRow]:
     for key, label in METRICS:
         pair = cmp.summary.get(key) or {}
         a, b = pair.get("a"), pair.get("b")
-        out.append(MetricRow(key, label, fmt_value(a), fmt_value(b), delta(a, b), a != b))
+        ta, tb = fmt_value(a), fmt_value(b)
+        if key == "input_tokens":  # each sum says where its calls' inputs come from
+            ta, tb = _with_basis(ta, cmp.a.input_basis), _with_basis(tb, cmp.b.input_basis)
+        out.append(MetricRow(key, label, ta, tb, delta(a, b), a != b))
     same = cmp.summary.get("same_context_calls", 0)
     first = cmp.first_difference
     text = f"{same:,} of {len(cmp.pairs):,}"
@@ -59,6 +63,12 @@ def metric_rows(cmp: Comparison) -> list[MetricRow]:
                   first is not None)
     )  # fmt: skip
     return out
+
+
+def _with_basis(text: str, bases: tuple[InputBasis, ...]) -> str:
+    """``1,020 (recorded)``, ``47,099 (counted)``, ``9,310 (2 recorded, 1 counted)``."""
+    words = basis_text(bases)
+    return f"{text} ({words})" if words else text
 
 
 def delta(a: Any, b: Any) -> str:
@@ -99,8 +109,8 @@ def setting_rows(cmp: Comparison) -> list[SettingRow]:
 
 def call_text(p: CallPair) -> str:
     """The call list's last column: "same", or messages only in A / only in B."""
-    if p.a_call is None or p.b_call is None:
-        return "only in " + ("B" if p.a_call is None else "A")
+    if not (p.in_a and p.in_b):  # a derived call has no call_index: not "only in" the other
+        return "only in " + ("A" if p.in_a else "B")
     if p.same:
         return "same"
     return f"{p.only_a} / {p.only_b}"

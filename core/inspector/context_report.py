@@ -42,6 +42,7 @@ from core.inspector.recorded import (
 from core.inspector.timeline import preview_of
 from core.proxy.query import proxied_digest
 from core.records import ContextItem, LlmCall, Message
+from core.replay.context_origin import ContextOrigin, context_origin
 from core.store.reader import Reader
 from core.tokens.image_tokens import provider_of
 
@@ -85,8 +86,9 @@ class ContextReport:
     """Listed message sequences (for selecting them in the timeline)."""
     recorded: Recorded | None = None
     """The tokens the tool recorded for this call (``None``: not a call, or none recorded)."""
-    reconstructed: bool = False
-    """The call's context was rebuilt from the transcript (the tool did not log it)."""
+    origin: ContextOrigin | None = None
+    """Where a call's context comes from (``core/replay/context_origin.py:context_origin``,
+    the playback strip's words too); ``None``: the next call's (the current View)."""
     carried: CarriedGap | None = None
     """The next call of an import: the gap measured at its last call that recorded a prompt."""
     images: ImageEstimate | None = None
@@ -94,6 +96,11 @@ class ContextReport:
     gap_context: GapContext | None = None
     """What the context the gap was measured at holds (this call's, or for the next call
     the carried gap's call): what ``not in the transcript`` can be (``gap``)."""
+
+    @property
+    def reconstructed(self) -> bool:
+        """The call's context was rebuilt from the transcript (the tool did not log it)."""
+        return self.origin is not None and not self.origin.recorded
 
     @property
     def image_tokens(self) -> int:
@@ -402,8 +409,7 @@ def call_report(
         usage=call.usage,
         sequences=_seqs(rows),
         recorded=recorded_of(call.usage),
-        reconstructed=isinstance(call.params, dict)
-        and call.params.get("context") == "reconstructed",
+        origin=context_origin(trace.source, trace.metadata, call.params),
         images=image_estimate(
             reader, call.trace_id, pictured, provider_of(call.model, trace.source)
         ),

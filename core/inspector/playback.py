@@ -167,6 +167,22 @@ class PlaybackFrames:
                 best = n
         return best
 
+    def held_note(self, position: int, stop: int) -> str:
+        """What the strip says while the Context pane shows call ``position``, one the
+        scrubber does not stop at (a compaction summarizer's, a subagent's, one a rewind
+        abandoned), and the other panes show ``stop``, the main call nearest before it:
+        "The Context pane shows call 102 / 156 — compaction summarizer; playback stops at
+        the main agent's calls: the other panes show call 101 / 156, the last one before
+        it." ("" when ``position`` is that stop.)"""
+        at = self.stops[stop] if 0 <= stop < len(self.stops) else None
+        if at is None or at == position:
+            return ""
+        where = "the last one before it" if at < position else "the first one after it"
+        return (
+            f"The Context pane shows {self.numbering.titled(position)}; playback stops at the "
+            f"main agent's calls: the other panes show {self.numbering.name(at)}, {where}."
+        )
+
     def frame(self, reader: Reader, stop: int) -> PlaybackFrame:
         if not 0 <= stop < len(self.stops):
             raise IndexError(f"stop {stop} out of 0..{len(self.stops) - 1}")
@@ -277,8 +293,7 @@ def call_detail(state: PlaybackState) -> str:
         parts.append(f"{n} compaction{'s' if n != 1 else ''}{last}")
     else:
         parts.append("no compaction yet")
-    if not state.context_recorded:
-        parts.append("context derived from the path")
+    parts.append(state.context_origin.text)  # the Context pane's words for the same call
     return " · ".join(parts)
 
 

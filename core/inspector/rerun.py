@@ -118,8 +118,11 @@ def start_calls(reader: Reader, trace_id: str) -> list[StartCall]:
     for c in main_calls(live_calls(reader, trace_id, calls)):
         if c.position == 0:
             continue
-        how = "recorded" if c.recorded_input_tokens is not None else "counted"
-        tokens = f" · {c.input_tokens:,} tokens in ({how})" if c.input_tokens is not None else ""
+        tokens = (
+            f" · {c.input_tokens:,} tokens in ({c.input_basis})"
+            if c.input_tokens is not None
+            else ""
+        )
         head = f" · head #{c.head}" if c.head is not None else ""
         out.append(StartCall(c.position, f"call {c.position}{head}{tokens}"))
     return out

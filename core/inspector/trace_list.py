@@ -177,7 +177,7 @@ def _calls(r: Reader) -> Calls:
     from core.store.quick import calls_and_model
 
     c = t.llm_calls.c
-    keys = (c.trace_id, c.agent_name, c.model)
+    keys = (c.trace_id, c.branch_type, c.model)
     return calls_and_model(r.conn.execute(select(*keys, func.count()).group_by(*keys)))
 
 

@@ -11,12 +11,16 @@ tool actually sent. Failed attempts (no response) stay in the list so indexes li
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from core.agents import is_main_agent
 from core.importers.usage import normalize_usage
 from core.records import ContextItem, LlmCall, Message
 from core.store.paths import on_path
 from core.store.reader import Reader
+
+InputBasis = Literal["recorded", "counted"]
+"""Where a call's input tokens come from (``CallRef.input_basis``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,13 @@ class CallRef:
         The record wins: it is what the model billed and measured against its window."""
         recorded = self.recorded_input_tokens
         return recorded if recorded is not None else self.counted_input_tokens
+
+    @property
+    def input_basis(self) -> InputBasis:
+        """Where ``input_tokens`` comes from: ``recorded`` (the model's usage) or ``counted``
+        (ctxlens's count: of the request its run sent, or where no usage and no count was
+        recorded, of the context as the comparison and playback measure it)."""
+        return "recorded" if self.recorded_input_tokens is not None else "counted"
 
     @property
     def recorded_input_tokens(self) -> int | None:
@@ -137,8 +148,9 @@ def _from_record(position: int, c: LlmCall) -> CallRef:
 
 
 def main_calls(calls: list[CallRef]) -> list[CallRef]:
-    """The main agent's answered calls: "the k-th call" when two traces are compared."""
-    return [c for c in calls if c.agent_name == "main" and c.answered]
+    """The main agent's answered calls (``core/agents.py:is_main_agent``: made on no side
+    branch, whatever the agent's name): "the k-th call" when two traces are compared."""
+    return [c for c in calls if is_main_agent(c) and c.answered]
 
 
 def live_calls(reader: Reader, trace_id: str, calls: list[CallRef]) -> list[CallRef]:

@@ -28,7 +28,7 @@ from core.cost.table import load_table
 from core.exporters.ctxlens_json import export_text
 from core.fields_json import fields_json
 from core.records import ContextItem, Message
-from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
+from core.replay.calls import CallRef, InputBasis, live_calls, main_calls, trace_calls
 from core.replay.refmap import RefRenamer, scope_of
 from core.run.metrics import compute
 from core.store import Store
@@ -74,7 +74,7 @@ class Side:
     settings: dict[str, Any]
     metrics: dict[str, Any]
     input_tokens: tuple[int, ...]
-    """Input tokens of each main call, in order."""
+    """Input tokens of each main call, in order (where each comes from: ``input_basis``)."""
     output_tokens: tuple[int | None, ...]
     call_indexes: tuple[int | None, ...]
     compactions: tuple[CompactionMark, ...]
@@ -82,11 +82,16 @@ class Side:
     replay_of: dict[str, Any] | None = None
     cost: dict[str, Any] = field(default_factory=dict)
     """``core/cost/compute.py:CostSummary.to_json`` of the whole trace."""
+    input_basis: tuple[InputBasis, ...] = ()
+    """Per main call, where ``input_tokens`` comes from (``CallRef.input_basis``): the
+    model's recorded usage, or ctxlens's count (of the request its run sent, else of the
+    context)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             **fields_json(self, "trace_id", "title", "source", "settings", "replay_of", "metrics"),
             "input_tokens": list(self.input_tokens),
+            "input_basis": list(self.input_basis),
             "output_tokens": list(self.output_tokens),
             "call_indexes": list(self.call_indexes),
             "compactions": [c.to_json() for c in self.compactions],
@@ -98,6 +103,8 @@ class Side:
 class CallPair:
     k: int
     a_call: int | None
+    """A's ``llm_calls.call_index`` (``None``: A made no k-th call, or its call is derived
+    from an assistant message, a trace without call records: ``in_a`` tells which)."""
     b_call: int | None
     a_tokens: int | None
     b_tokens: int | None
@@ -105,6 +112,18 @@ class CallPair:
     only_a: int
     """Messages only A's context had (after mapping ref ids)."""
     only_b: int
+    a_tokens_basis: InputBasis | None = None
+    """Where ``a_tokens`` comes from (``CallRef.input_basis``; ``None``: no call)."""
+    b_tokens_basis: InputBasis | None = None
+
+    @property
+    def in_a(self) -> bool:
+        """A made a k-th main call (recorded or derived: every call has input tokens)."""
+        return self.a_tokens is not None
+
+    @property
+    def in_b(self) -> bool:
+        return self.b_tokens is not None
 
     def to_json(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in self.__slots__}
@@ -162,6 +181,8 @@ def compare(store: Store, a: str, b: str) -> Comparison:
                 ca is not None and cb is not None and ka == kb,
                 len(only_a),
                 len(only_b),
+                side_a.input_basis[k] if ca else None,
+                side_b.input_basis[k] if cb else None,
             )
         )
     return Comparison(
@@ -264,6 +285,7 @@ def _side(store: Store, r: Reader, trace: Any, calls: list[CallRef]) -> Side:
         _retention(r, trace.id, calls),
         meta.get("replay_of") if isinstance(meta.get("replay_of"), dict) else None,
         trace_cost(r, trace.id, load_table()).to_json(),
+        tuple(c.input_basis for c in calls),
     )
 
 
@@ -322,6 +344,7 @@ def _summary(a: Side, b: Side, pairs: list[CallPair]) -> dict[str, Any]:
             "delta": ib - ia,
             "ratio": round(ib / ia, 4) if ia else None,
         },
+        "input_basis": {"a": basis_counts(a.input_basis), "b": basis_counts(b.input_basis)},
         "compactions": {"a": len(a.compactions), "b": len(b.compactions)},
         "compactions_by_level": both("compactions"),
         "redone_tool_calls": both("redone_tool_calls"),
@@ -331,3 +354,33 @@ def _summary(a: Side, b: Side, pairs: list[CallPair]) -> dict[str, Any]:
         "same_context_calls": sum(1 for p in pairs if p.same),
         "cost_usd": {"a": a.cost.get("usd"), "b": b.cost.get("usd")},
     }
+
+
+# -- where the input tokens come from ------------------------------------------------------
+def basis_counts(bases: Sequence[InputBasis]) -> dict[str, int]:
+    """``{"recorded": n, "counted": m}``: of a side's main calls, how many inputs are the
+    model's recorded usage and how many ctxlens counted (``summary.input_basis``)."""
+    return {
+        "recorded": sum(b == "recorded" for b in bases),
+        "counted": sum(b == "counted" for b in bases),
+    }
+
+
+def basis_text(bases: Sequence[InputBasis]) -> str:
+    """A sum's source in words: ``recorded``, ``counted``, ``2 recorded, 1 counted``
+    ("" for no call); the comparison window, its HTML report and the CLI say the same."""
+    n = basis_counts(bases)
+    if not bases:
+        return ""
+    if not n["counted"]:
+        return "recorded"
+    if not n["recorded"]:
+        return "counted"
+    return f"{n['recorded']:,} recorded, {n['counted']:,} counted"
+
+
+def tokens_text(tokens: int | None, basis: InputBasis | None) -> str:
+    """One call's input: ``6,587 (recorded)``, ``4,556 (counted)``, ``—`` (no call)."""
+    if tokens is None:
+        return "—"
+    return f"{tokens:,} ({basis})" if basis else f"{tokens:,}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from core.agents import is_main_agent
 from core.errors import InvalidInputError
 from core.llm.settings import ModelSettings
 from core.replay.calls import CallRef, live_calls, trace_calls
@@ -27,7 +28,7 @@ def fork_call(live: list[CallRef], sequence: int) -> int:
     """Position of the first main-agent call of the current run that received message
     ``sequence`` (the fork continues from there)."""
     for c in live:
-        if c.agent_name == "main" and c.head is not None and c.head >= sequence:
+        if is_main_agent(c) and c.head is not None and c.head >= sequence:
             return c.position
     raise InvalidInputError(
         f"--at {sequence}: no model call of the current run came after that message, so "

@@ -31,6 +31,7 @@ from core.records import (
     SkillInjection,
 )
 from core.replay.calls import CallRef, trace_calls
+from core.replay.context_origin import ContextOrigin, context_origin
 from core.replay.unrecorded import unrecorded
 from core.store.paths import LineInfo, Segment, on_path, path_segments
 from core.store.reader import Reader
@@ -122,7 +123,11 @@ class PlaybackState:
     response_sequence: int | None
     context: tuple[ContextItem, ...]
     context_recorded: bool
-    """``False``: derived from the path at ``head`` (the trace has no call records)."""
+    """``False``: rebuilt by ctxlens from the transcript at ``head`` (the tool logged no
+    request, or the trace has no call records): ``context_origin.recorded``."""
+    context_origin: ContextOrigin
+    """Where the context comes from, in the words every pane uses
+    (``core/replay/context_origin.py:context_origin``)."""
     goals: GoalTree | None
     skills: tuple[SkillAsOf, ...] | None
     grants: tuple[GrantAsOf, ...] | None
@@ -145,6 +150,7 @@ class PlaybackState:
             "error": c.error,
             "context": [i.to_json() for i in self.context],
             "context_recorded": self.context_recorded,
+            "context_origin": self.context_origin.to_json(),
             "request_sha256": c.request_sha256,
             "goals": None
             if self.goals is None
@@ -189,6 +195,9 @@ class Playback:
     unknown: tuple[str, ...] = ()
     run_totals: RecordedTotals | None = None
     """The run's recorded totals, where they count tokens and no call records its own."""
+    source: str = ""
+    meta: Any = None
+    """The trace's source and metadata (where a call's context comes from: ``origin``)."""
     _inputs: dict[int, int] = field(default_factory=dict)
 
     @classmethod
@@ -224,6 +233,8 @@ class Playback:
             budget_of(trace.source, meta).window,
             unknown,
             recorded_totals(meta) if "usage_per_call" in unknown else None,
+            trace.source,
+            meta,
         )
 
     def __len__(self) -> int:
@@ -240,10 +251,11 @@ class Playback:
             pos = self.positions.get(seq) if seq is not None else None
             return pos is not None and on_path(segs, *pos)
 
+        origin = self.origin(call)
         if call.context is not None:  # an import's call may have its context rebuilt
-            context, recorded = call.context, not call.reconstructed
+            context = call.context
         else:
-            context, recorded = (current_items(reader, self.trace_id, call.head)[0], False)
+            context = current_items(reader, self.trace_id, call.head)[0]
         msgs = reader.messages(
             self.trace_id, [i.sequence for i in context if i.sequence is not None]
         )
@@ -259,7 +271,8 @@ class Playback:
             self._row(call.head),
             call.response_sequence,
             context,
-            recorded,
+            origin.recorded,
+            origin,
             None if "goals" in self.unknown else self._goals(seen),
             None if "skills" in self.unknown else self._skills(seen, plain),
             None if "grants" in self.unknown else self._grants(seen, plain),
@@ -268,6 +281,10 @@ class Playback:
             self.unknown,
             msgs,
         )
+
+    def origin(self, call: CallRef) -> ContextOrigin:
+        """Where the call's context comes from (``context_origin``)."""
+        return context_origin(self.source, self.meta, call.params, call_recorded=call.recorded)
 
     def _segments(self, head: int | None) -> list[Segment]:
         pos = self.positions.get(head) if head is not None else None
@@ -364,10 +381,10 @@ class Playback:
             dict(by),
             total,
             self.window,
-            input_recorded=call.recorded_input_tokens is not None,
+            input_recorded=call.input_basis == "recorded",
             input_counted=call.counted_input_tokens,
             calls=len(so_far),
-            inputs_counted=sum(1 for c in so_far if c.recorded_input_tokens is None),
+            inputs_counted=sum(1 for c in so_far if c.input_basis == "counted"),
             outputs_unknown=len(outputs) - len(known),
             run_totals=self.run_totals,
         )

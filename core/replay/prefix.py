@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.agents import is_main_agent
 from core.context.view import request_sha256, resolve
 from core.errors import InvalidInputError
 from core.fields_json import fields_json
@@ -71,20 +72,21 @@ def cut_before(calls: list[CallRef], from_call: int, live: list[CallRef] | None 
     if not calls:
         return Cut(0, None)
     call = calls[from_call]
-    if call.agent_name != "main":
-        mains = [c.position for c in calls if c.agent_name == "main"]
+    if not is_main_agent(call):
+        mains = [c.position for c in calls if is_main_agent(c)]
         before = max((p for p in mains if p < from_call), default=None)
         after = min((p for p in mains if p > from_call), default=None)
         raise InvalidInputError(
-            f"--from-call {from_call}: that is a call of subagent {call.agent_name}; replay "
-            f"from a main-agent call (the nearest are {before} and {after})"
+            f"--from-call {from_call}: that is a call of {call.agent_name} on a "
+            f"{call.branch_type} side branch, not the main agent's; replay from a main-agent "
+            f"call (the nearest are {before} and {after})"
         )
     if live is not None and call not in live:
         raise InvalidInputError(
             f"--from-call {from_call}: that call is on a branch a rewind abandoned; replay "
             "from a call of the current run"
         )
-    if not any(c.agent_name == "main" and c.answered for c in calls[:from_call]):
+    if not any(is_main_agent(c) and c.answered for c in calls[:from_call]):
         return Cut(0, None)
     params = call.params if isinstance(call.params, dict) else {}
     point = params.get("prepare")

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from core.agents import is_main_agent
 from core.records import ContextItem, Message, ToolCall
 from core.replay.calls import CallRef, live_calls, trace_calls
 from core.replay.refmap import refs_in
@@ -68,9 +69,11 @@ class Recording:
         by_seq = {m.sequence: m for m in every}
         rec._index_messages(every)
         rec._index_calls(calls, by_seq)
+        if rec.system_text is None:  # the source's own prompt, for a re-run of an import
+            rec._path_system(by_seq)  # (was read only for calls without a context)
         path = reader.iter_main_path(trace_id)
         rec.user_turns = tuple(
-            m for m in path if m.role == "user" and m.kind == "message" and m.agent_name == "main"
+            m for m in path if m.role == "user" and m.kind == "message" and is_main_agent(m)
         )
         return rec
 
@@ -111,7 +114,7 @@ class Recording:
             if not call.answered or seq is None or seq not in by_seq:
                 continue
             family = self._family_of(call, by_seq)
-            if call.agent_name == "main" and not self.families.get(self.main_family):
+            if is_main_agent(call) and not self.families.get(self.main_family):
                 self.main_family = family
             msg = by_seq[seq]
             params = call.params if isinstance(call.params, dict) else {}

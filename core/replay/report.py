@@ -12,7 +12,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from core.replay.compare import Comparison, Side
+from core.replay.calls import InputBasis
+from core.replay.compare import Comparison, Side, basis_text, tokens_text
 
 COLORS = {"a": "#3465a4", "b": "#cc5f00"}
 WIDTH, HEIGHT, PAD = 880, 280, 48
@@ -45,7 +46,7 @@ def html_report(cmp: Comparison, title: str | None = None) -> str:
         "<h2>Summary</h2>",
         _summary_table(cmp),
         "<h2>Input tokens per call</h2>",
-        _legend(),
+        _legend(a, b),
         _chart(a, b),
         "<h2>Settings</h2>",
         _settings_table(a, b),
@@ -112,9 +113,11 @@ def _summary_table(cmp: Comparison) -> str:
         pair = s.get(key) or {}
         va, vb = pair.get("a"), pair.get("b")
         cls = ' class="diff"' if va != vb else ""
-        rows.append(
-            [f"<td>{_e(label)}</td>", f"<td{cls}>{_num(va)}</td>", f"<td{cls}>{_num(vb)}</td>"]
-        )
+        ta, tb = _num(va), _num(vb)
+        if key == "input_tokens":  # where the calls' inputs come from
+            ta += _basis(cmp.a.input_basis)
+            tb += _basis(cmp.b.input_basis)
+        rows.append([f"<td>{_e(label)}</td>", f"<td{cls}>{ta}</td>", f"<td{cls}>{tb}</td>"])
     first = cmp.first_difference
     rows.append(
         [
@@ -127,12 +130,18 @@ def _summary_table(cmp: Comparison) -> str:
     return _table(["", '<span class="a">A</span>', '<span class="b">B</span>'], rows)
 
 
-def _legend() -> str:
+def _basis(bases: Sequence[InputBasis]) -> str:
+    words = basis_text(bases)
+    return f" ({_e(words)})" if words else ""
+
+
+def _legend(a: Side, b: Side) -> str:
     return (
         '<p class="legend">'
-        f'<span style="color:{COLORS["a"]}">━ A</span>'
-        f'<span style="color:{COLORS["b"]}">━ B</span>'
-        "<span>▲ compaction (before that call)</span></p>"
+        f'<span style="color:{COLORS["a"]}">━ A{_basis(a.input_basis)}</span>'
+        f'<span style="color:{COLORS["b"]}">━ B{_basis(b.input_basis)}</span>'
+        "<span>▲ compaction (before that call)</span>"
+        "<span>recorded: the model's usage; counted: ctxlens's count</span></p>"
     )
 
 
@@ -255,11 +264,12 @@ def _calls_table(cmp: Comparison) -> str:
         rows.append(
             [
                 f"<td>{p.k}</td>",
-                f"<td>{_num(p.a_tokens) if p.a_tokens is not None else '—'}</td>",
-                f"<td>{_num(p.b_tokens) if p.b_tokens is not None else '—'}</td>",
+                f"<td>{_e(tokens_text(p.a_tokens, p.a_tokens_basis))}</td>",
+                f"<td>{_e(tokens_text(p.b_tokens, p.b_tokens_basis))}</td>",
                 f"<td>{'' if delta is None else f'{delta:+,}'}</td>",
                 f'<td class="l">{same}</td>',
             ]
         )
-    table = _table(["call", "A tokens", "B tokens", "B − A", "context"], rows)
+    head = ["call", "A input tokens", "B input tokens", "B − A", "context"]
+    table = _table(head, rows)
     return f"<details open><summary>{len(rows)} calls</summary>{table}</details>"

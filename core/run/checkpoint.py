@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
+from core.agents import RUNTIME_MAIN
 from core.context.compaction import load_records
 from core.context.view import token_breakdown
 from core.refs import image_blocks_in
@@ -32,7 +33,7 @@ def context_package(
     reader: Reader, trace_id: str, runner: Runner, *, done: bool = False
 ) -> dict[str, Any]:
     trace = reader.trace(trace_id)
-    view = agent_view(reader, trace_id, None, "main")
+    view = agent_view(reader, trace_id, None, RUNTIME_MAIN)
     used, by = token_breakdown(view)
     records = load_records(reader, trace_id)
     refs = reader.refs(trace_id)

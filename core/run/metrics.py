@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from core.agents import is_main_agent
 from core.context.view import render_item, tokens_of
 from core.importers.ctxlens_json import message_from_json
 from core.records import ContextItem, Message, MessageKind, canonical_call, decode_items
@@ -26,7 +27,7 @@ SYNTHETIC_KINDS: frozenset[MessageKind] = frozenset({"injected_context", "inject
 def compute(export: Mapping[str, Any]) -> dict[str, Any]:
     trace_id = export["trace"]["id"]
     messages = {m["sequence"]: message_from_json(trace_id, m) for m in export["messages"]}
-    calls = [c for c in export["llm_calls"] if c.get("agent_name", "main") == "main"]
+    calls = [c for c in export["llm_calls"] if is_main_agent(c)]
     contexts = [list(decode_items(c["context"])) for c in calls]
     rendered = [[render_item(i, messages) for i in ctx] for ctx in contexts]
     sizes = [[_tokens(i, messages) for i in ctx] for ctx in contexts]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agents import made_by
 from core.records import Message, ToolCall
 from core.run.state import Phase
 
@@ -83,7 +84,7 @@ def turn_facts(reader: Any, trace_id: str, head: int, agent_name: str = "main") 
         1
         for seq, m in path.items()
         if seq > start and m.role == "assistant" and m.kind == "message"
-        and m.agent_name == agent_name
+        and made_by(m, agent_name)
     )  # fmt: skip
     return TurnFacts(turn_index, steps, _reported(reader, trace_id, path, agent_name))
 
@@ -92,7 +93,7 @@ def _reported(
     reader: Any, trace_id: str, path: dict[int, Message], agent_name: str
 ) -> tuple[int, int] | None:
     for call in reversed(reader.llm_calls(trace_id)):
-        if call.agent_name != agent_name or call.response_sequence not in path:
+        if not made_by(call, agent_name) or call.response_sequence not in path:
             continue
         prompt = (call.usage or {}).get("prompt_tokens")
         estimate = (call.params or {}).get("input_tokens")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from core.agents import is_main_agent
 from core.trace_record import Trace
 
 T = TypeVar("T")
@@ -81,8 +82,8 @@ def _figures(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, Any], dict[
     ]
     calls = calls_and_model(
         conn.execute(
-            "SELECT trace_id, agent_name, model, count(*) FROM llm_calls"
-            " GROUP BY trace_id, agent_name, model"
+            "SELECT trace_id, branch_type, model, count(*) FROM llm_calls"
+            " GROUP BY trace_id, branch_type, model"
         )
     )
     spans = {
@@ -100,15 +101,16 @@ def calls_and_model(
     rows: Iterable[tuple[str, str | None, str | None, int]],
 ) -> dict[str, tuple[int, str | None]]:
     """Per trace: its call count and the model that stands for it, from rows of (trace,
-    agent, model, calls). The model is the one the main agent called most (else the one
-    called most by any agent): a session of 152 Opus calls with 3 Sonnet subagent calls is
-    an Opus session, whatever the names' alphabetical order."""
+    branch type, model, calls). The model is the one the main agent
+    (``core/agents.py:is_main_agent``) called most (else the one called most by any agent):
+    a session of 152 Opus calls with 3 Sonnet subagent calls is an Opus session, whatever
+    the names' alphabetical order."""
     totals: dict[str, int] = {}
     best: dict[str, tuple[bool, int, str]] = {}
-    for tid, agent, model, n in rows:
+    for tid, branch, model, n in rows:
         totals[tid] = totals.get(tid, 0) + int(n)
         if model:
-            rank = (agent in (None, "main"), int(n), model)
+            rank = (is_main_agent(branch), int(n), model)
             if tid not in best or rank > best[tid]:
                 best[tid] = rank
     return {tid: (n, best[tid][2] if tid in best else None) for tid, n in totals.items()}

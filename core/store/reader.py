@@ -24,6 +24,7 @@ from sqlalchemy import (
     select,
 )
 
+from core.agents import is_main_agent
 from core.errors import NotFoundError
 from core.records import (
     Checkpoint,
@@ -321,16 +322,21 @@ class Reader(PathReads[Message]):
         row = self._trace_row(t.llm_calls, trace_id, what, call_index=call_index)
         return rows.call_from_row(row)
 
-    def call_outcomes(self, trace_id: str, agent_name: str = "main") -> list[dict[str, Any]]:
-        """Each call's ``head_sequence``, ``error`` and ``params`` (no context): what a
-        summary needs to keep model-call failures and retries."""
+    def call_outcomes(self, trace_id: str) -> list[dict[str, Any]]:
+        """Each main-agent call's ``head_sequence``, ``error`` and ``params`` (no context):
+        what a summary needs to keep model-call failures and retries. The main agent's
+        calls are those ``core/agents.py:is_main_agent`` says are (no side branch, whatever
+        the agent's name)."""
         c = t.llm_calls.c
         q = (
-            select(c.call_index, c.head_sequence, c.error, c.params)
-            .where(c.trace_id == trace_id, c.agent_name == agent_name)
+            select(c.call_index, c.head_sequence, c.error, c.params, c.branch_type)
+            .where(c.trace_id == trace_id)
             .order_by(c.call_index)
         )
-        return [dict(r._mapping) for r in self.conn.execute(q)]
+        rows = [dict(r._mapping) for r in self.conn.execute(q)]
+        return [
+            {k: v for k, v in r.items() if k != "branch_type"} for r in rows if is_main_agent(r)
+        ]
 
     def llm_call_count(self, trace_id: str) -> int:
         return int(self.conn.execute(_CALL_COUNT, {"tid": trace_id}).scalar_one())

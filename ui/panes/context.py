@@ -22,6 +22,7 @@ from core.inspector.context_report import (
     numbered_call_report,
 )
 from core.inspector.wording import counted, moved
+from core.replay.context_origin import context_origin
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import LOADING, RecordTable
@@ -68,7 +69,10 @@ def load_context(
         if isinstance(call_index, str):  # the View at a head: a call the trace did not record
             head = int(call_index.removeprefix(HEAD_PREFIX))
             report = current_report(r, trace_id, head, cancel=c.cancel, progress=c.report)
-            return Loaded(replace(report, label=f"the context at #{head}"), None, live=False)
+            trace = r.trace(trace_id)
+            origin = context_origin(trace.source, trace.metadata, None, call_recorded=False)
+            report = replace(report, label=f"the context at #{head}", origin=origin)
+            return Loaded(report, None, live=False)
         if call_index is None:
             report = current_report(r, trace_id, cancel=c.cancel, progress=c.report)
             diff = last_call_diff(r, trace_id)
@@ -300,8 +304,8 @@ def _recorded_parts(rep: ContextReport) -> list[str]:
     """Recorded prompt tokens beside the reconstruction, and what the transcript lacks."""
     rec = rep.recorded
     out = []
-    if rep.reconstructed:
-        out.append("context reconstructed from the transcript")
+    if rep.origin is not None:  # the playback strip's words for the same call
+        out.append(rep.origin.text)
     if rep.carried is not None:
         return out + _carried_parts(rep)
     if rec is None or rec.prompt_tokens is None:

@@ -9,15 +9,18 @@ vertical line.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from core.replay.compare import CompactionMark
+from core.replay.calls import InputBasis
+from core.replay.compare import CompactionMark, basis_text, tokens_text
 from core.replay.report import COLORS
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 26, 64
+_T = TypeVar("_T")
 
 
 class TokenChart(QWidget):
@@ -28,6 +31,9 @@ class TokenChart(QWidget):
         self.setObjectName("tokenChart")
         self.series: dict[str, tuple[int, ...]] = {"a": (), "b": ()}
         self.marks: dict[str, tuple[CompactionMark, ...]] = {"a": (), "b": ()}
+        self.bases: dict[str, tuple[InputBasis, ...]] = {"a": (), "b": ()}
+        """Where each call's input comes from (``Side.input_basis``): named in the legend
+        and the chosen call's label."""
         self.selected: int | None = None
         self.setMinimumHeight(220)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -42,9 +48,12 @@ class TokenChart(QWidget):
         b: Sequence[int],
         marks_a: Sequence[CompactionMark],
         marks_b: Sequence[CompactionMark],
+        bases_a: Sequence[InputBasis] = (),
+        bases_b: Sequence[InputBasis] = (),
     ) -> None:
         self.series = {"a": tuple(a), "b": tuple(b)}
         self.marks = {"a": tuple(marks_a), "b": tuple(marks_b)}
+        self.bases = {"a": tuple(bases_a), "b": tuple(bases_b)}
         self.selected = None
         self.update()
 
@@ -156,23 +165,36 @@ class TokenChart(QWidget):
         p.setPen(QPen(color, 1.5, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()))
         p.setPen(self.palette().color(QPalette.ColorRole.Text))
-        values = [self.series[k][self.selected] if self.selected < len(self.series[k]) else None
-                  for k in ("a", "b")]  # fmt: skip
-        label = f"call {self.selected}: " + " / ".join(
-            f"{name} {v:,}" for name, v in zip(("A", "B"), values, strict=True) if v is not None
-        )
+        parts = []
+        for key in ("a", "b"):
+            value = self._at(self.series[key])
+            if value is not None:
+                parts.append(f"{key.upper()} {tokens_text(value, self._at(self.bases[key]))}")
+        label = f"call {self.selected}: " + " / ".join(parts)
         width = p.fontMetrics().horizontalAdvance(label) + 8
         left = min(max(r.left(), x + 6), r.right() - width)
         p.drawText(QRectF(left, r.top(), width, 16), int(Qt.AlignmentFlag.AlignLeft), label)
 
+    def _at(self, values: tuple[_T, ...]) -> _T | None:
+        k = self.selected
+        return values[k] if k is not None and k < len(values) else None
+
+    def legend_text(self, key: str) -> str:
+        """``A`` and where its inputs come from: ``A (recorded)``, ``B (2 recorded, 1
+        counted)``."""
+        words = basis_text(self.bases[key])
+        return f"{key.upper()} ({words})" if words else key.upper()
+
     def _legend(self, p: QPainter) -> None:
         x = LEFT
-        for key, name in (("a", "A"), ("b", "B")):
+        for key in ("a", "b"):
+            name = self.legend_text(key)
             p.setPen(QPen(QColor(COLORS[key]), 3))
             p.drawLine(QPointF(x, 12), QPointF(x + 22, 12))
             p.setPen(self.palette().color(QPalette.ColorRole.Text))
-            p.drawText(QRectF(x + 28, 4, 200, 16), int(Qt.AlignmentFlag.AlignLeft), name)
-            x += 70
+            width = p.fontMetrics().horizontalAdvance(name) + 4
+            p.drawText(QRectF(x + 28, 4, width, 16), int(Qt.AlignmentFlag.AlignLeft), name)
+            x += max(70, 28 + width + 24)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         k = self.call_at(event.position().x())

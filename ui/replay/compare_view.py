@@ -44,7 +44,7 @@ from core.inspector.comparison import (
 )
 from core.inspector.context_report import ReportRow
 from core.inspector.wording import counted
-from core.replay.compare import CallPair, Comparison, compare
+from core.replay.compare import CallPair, Comparison, compare, tokens_text
 from core.replay.report import COLORS
 from core.store import Store
 from ui.close_keys import add_close_keys
@@ -70,10 +70,16 @@ SETTING_COLUMNS: list[Column[SettingRow]] = [
     Column("A", lambda r: r.a, tooltip=lambda r: r.a),
     Column("B", lambda r: r.b, tooltip=lambda r: r.b),
 ]
+BASIS_TIP = {
+    "recorded": "the prompt tokens the model's usage recorded for this call",
+    "counted": "ctxlens's count (no usage recorded for this call)",
+}
 CALL_COLUMNS: list[Column[CallPair]] = [
     Column("Call", lambda p: p.k, align_right=True),
-    Column("A tokens", lambda p: _tokens(p.a_tokens), align_right=True),
-    Column("B tokens", lambda p: _tokens(p.b_tokens), align_right=True),
+    Column("A input tokens", lambda p: tokens_text(p.a_tokens, p.a_tokens_basis),
+           align_right=True, tooltip=lambda p: BASIS_TIP.get(p.a_tokens_basis or "", "")),
+    Column("B input tokens", lambda p: tokens_text(p.b_tokens, p.b_tokens_basis),
+           align_right=True, tooltip=lambda p: BASIS_TIP.get(p.b_tokens_basis or "", "")),
     Column("B − A", call_delta, align_right=True),
     Column("Only in A / B", call_text, color=lambda p: None if p.same else "#b03a2e",
            tooltip=lambda p: "same context" if p.same else
@@ -173,7 +179,7 @@ class ComparisonWindow(QWidget):
         self.calls: RecordTableModel[CallPair] = RecordTableModel(CALL_COLUMNS, self)
         self.calls_view = RecordTable(self.calls, "No calls.")
         self.calls_view.setObjectName("compareCalls")
-        for col, width in enumerate((40, 70, 70, 64)):
+        for col, width in enumerate((40, 120, 120, 64)):
             self.calls_view.setColumnWidth(col, width)
         self.calls_view.selectionModel().selectionChanged.connect(self._call_selected)
 
@@ -208,7 +214,7 @@ class ComparisonWindow(QWidget):
         self.tabs.addTab(diff_page, "Context at the selected call")
         self.tabs.addTab(ret_page, "Retention at the end")
         lower = splitter(
-            Qt.Orientation.Horizontal, [self.calls_view, self.tabs], (1, 3), (380, 1020)
+            Qt.Orientation.Horizontal, [self.calls_view, self.tabs], (1, 3), (490, 910)
         )
         split = splitter(Qt.Orientation.Vertical, [upper, lower], sizes=(330, 520))
         self.status = QLabel("")
@@ -238,7 +244,10 @@ class ComparisonWindow(QWidget):
         settings = setting_rows(cmp)
         self.settings.set_marked(frozenset(n for n, r in enumerate(settings) if r.changed))
         self.settings.set_records(settings)
-        self.chart.set_data(a.input_tokens, b.input_tokens, a.compactions, b.compactions)
+        self.chart.set_data(
+            a.input_tokens, b.input_tokens, a.compactions, b.compactions,
+            a.input_basis, b.input_basis,
+        )  # fmt: skip
         self.calls.set_records(cmp.pairs)
         self.retention.set_records(retention_rows(cmp))
         self.retention_label.setText(_retention_text(cmp))
@@ -271,8 +280,8 @@ class ComparisonWindow(QWidget):
         k = rows[0].row()
         self.chart.select(k)
         pair = cmp.pairs[k]
-        if pair.a_call is None or pair.b_call is None:
-            self._clear_diff(f"Call {k}: only {'B' if pair.a_call is None else 'A'} made it.")
+        if not (pair.in_a and pair.in_b):
+            self._clear_diff(f"Call {k}: only {'A' if pair.in_a else 'B'} made it.")
             return
         store, a, b = self.store, cmp.a.trace_id, cmp.b.trace_id
         self.diff_label.setText(f"Call {k}: loading both contexts…")
@@ -290,13 +299,13 @@ class ComparisonWindow(QWidget):
         ta, tb = sum(r.tokens for r in d.a_rows), sum(r.tokens for r in d.b_rows)
         self.side_a_title.setText(
             f"<b style='color:{COLORS['a']}'>A</b> · "
-            f"{counted(len(d.a_rows), 'item')}, {ta:,} tokens · "
+            f"{counted(len(d.a_rows), 'item')}, {ta:,} tokens counted · "
             f"<span style='background:rgba(210,70,70,0.25)'>&nbsp;{len(d.only_a):,} only in A"
             "&nbsp;</span>"
         )
         self.side_b_title.setText(
             f"<b style='color:{COLORS['b']}'>B</b> · "
-            f"{counted(len(d.b_rows), 'item')}, {tb:,} tokens · "
+            f"{counted(len(d.b_rows), 'item')}, {tb:,} tokens counted · "
             f"<span style='background:rgba(46,157,98,0.3)'>&nbsp;{len(d.only_b):,} only in B"
             "&nbsp;</span>"
         )
@@ -389,10 +398,6 @@ def _retention_text(cmp: Comparison) -> str:
         "goal, pending items, failures) still visible in each side's last call: "
         f"A {_pct(ra)}, B {_pct(rb)}. Hover a lost list to read it whole."
     )
-
-
-def _tokens(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
 
 
 def _pct(value: Any) -> str:

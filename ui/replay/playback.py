@@ -65,6 +65,10 @@ class PlaybackController(QObject):
         self._resume: tuple[str, int, bool] | None = None
         """``(trace, call position, playing)`` to come back to after a re-index."""
         self._wanted: int | None = None
+        self.held: int | None = None
+        """A call chosen in the Context pane that playback does not stop at (a compaction
+        summarizer's, a subagent's): the Context pane keeps showing it while the other
+        panes show the nearest main call (``PlaybackFrames.held_note`` says so)."""
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
         bar.scrubbed.connect(self.scrub)
@@ -121,6 +125,7 @@ class PlaybackController(QObject):
         self.frame = None
         self.stop = None
         self._wanted = None
+        self.held = None
         self.runner.cancel("playback-index")
         self.bar.has_trace = self.session.trace_id is not None
         self.bar.set_stops(0)
@@ -141,14 +146,16 @@ class PlaybackController(QObject):
         self.indexed.emit()
 
     # -- scrubbing --------------------------------------------------------------------------
-    def scrub(self, stop: int) -> None:
-        """Show the state as of stop ``stop`` (an index into ``frames.stops``)."""
+    def scrub(self, stop: int, held: int | None = None) -> None:
+        """Show the state as of stop ``stop`` (an index into ``frames.stops``); ``held``:
+        the call the Context pane keeps showing instead (``seek_call``)."""
         frames = self.frames
         if frames is None or not frames.stops:
             return
         stop = max(0, min(stop, len(frames.stops) - 1))
         started = self.stop is None
         self.stop = stop
+        self.held = held
         if started:
             self.mode_changed.emit(True)
         self._request(stop)
@@ -165,9 +172,13 @@ class PlaybackController(QObject):
             self.scrub(target)
 
     def seek_call(self, position: int) -> None:
-        """Show the stop at (or before) call ``position``."""
-        if self.frames is not None:
-            self.scrub(self.frames.stop_of(position))
+        """Show the stop at (or before) call ``position``. A call that is not a stop (the
+        main agent did not make it) stays in the Context pane, where it was chosen: the box
+        jumped to the main call before it (102, a compaction summarizer's, showed 101)."""
+        frames = self.frames
+        if frames is not None and frames.stops:
+            stop = frames.stop_of(position)
+            self.scrub(stop, None if frames.stops[stop] == position else position)
 
     def _request(self, stop: int) -> None:
         if self._job is not None and self.runner.running(self._job):
@@ -206,12 +217,17 @@ class PlaybackController(QObject):
         self._move_cursor(frame)
         p.goals.show_as_of(frame.goals, frame.note("goals"))
         p.records.show_as_of(frame.skills, frame.grants, frame.note("skills"), frame.note("grants"))
-        if frame.call_index is not None:
-            p.context.select_call(frame.call_index)
-        elif state.head is not None:
-            p.context.show_head(state.head, f"Call {state.position} (the View at #{state.head})")
+        held = ""
+        if self.held is not None and self.frames is not None:
+            held = self.frames.held_note(self.held, frame.stop)
+        if not held:  # else the Context pane keeps the call chosen there (not a stop)
+            if frame.call_index is not None:
+                p.context.select_call(frame.call_index)
+            elif state.head is not None:
+                label = f"Call {state.position} (the View at #{state.head})"
+                p.context.show_head(state.head, label)
         p.budget.show_frame(frame)
-        self.bar.show_frame(frame)
+        self.bar.show_frame(frame, held)
         self.frame_shown.emit(frame)
 
     def _move_cursor(self, frame: PlaybackFrame) -> None:
@@ -243,6 +259,7 @@ class PlaybackController(QObject):
         self.stop = None
         self.frame = None
         self._wanted = None
+        self.held = None
         p = self.panes
         p.timeline.model.set_playback(None)
         model = p.timeline.model

@@ -161,11 +161,14 @@ class ScrubberBar(QWidget):
         self.label.setText("Indexing the calls for playback…")
         self.index_clicked.emit()
 
-    def show_frame(self, frame: PlaybackFrame) -> None:
+    def show_frame(self, frame: PlaybackFrame, held: str = "") -> None:
+        """The call played back; ``held``: what the Context pane shows instead
+        (``core/inspector/playback.py:PlaybackFrames.held_note``)."""
         with self._silent():
             self.slider.setValue(frame.stop)
         self._mode(True)
-        self.label.setText(f"<b>{escape(frame.label)}</b> — {escape(frame.detail)}")
+        text = f"<b>{escape(frame.label)}</b> — {escape(frame.detail)}"
+        self.label.setText(text + (f"<br><i>{escape(held)}</i>" if held else ""))
 
     def set_playing(self, playing: bool) -> None:
         self.play.setIcon(self.icons["pause" if playing else "play"])

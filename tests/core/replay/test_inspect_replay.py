@@ -110,7 +110,8 @@ def test_an_imported_trace_names_what_it_does_not_record(tmp_path: Path) -> None
     assert f.note("grants") == unknown_note("grants")
     assert frames.notes == unknown_line(f.state.unknown)
     assert frames.notes.startswith("Not recorded in this trace: model calls (")
-    assert "context derived from the path" in f.detail
+    # h13d: the Context pane's words for the same context (it said "derived from the path")
+    assert "context reconstructed from the transcript" in f.detail
 
 
 def test_recorded_responses_of_an_import_are_its_calls(tmp_path: Path) -> None:
@@ -124,7 +125,8 @@ def test_recorded_responses_of_an_import_are_its_calls(tmp_path: Path) -> None:
             frames = PlaybackFrames.open(r, result.trace_id)
             f = frames.frame(r, 0)
     assert result.llm_calls == 2 and "model calls" not in frames.notes
-    assert not f.state.context_recorded and "context derived from the path" in f.detail
+    assert not f.state.context_recorded
+    assert "context reconstructed from the transcript" in f.detail  # h13d: one wording
 
 
 def test_settings_pairs_keep_what_differs_and_refuse_unknown_keys(
@@ -200,7 +202,10 @@ def test_comparison_rows_carry_both_sides_and_the_delta(
     cmp = compare(store, trace_id, result.trace_id)
     rows = {m.key: m for m in metric_rows(cmp)}
     s = cmp.summary
-    assert rows["input_tokens"].a == f"{s['input_tokens']['a']:,}"
+    # h13d: each sum says where its calls' inputs come from (the demo's model server
+    # records the usage of every call)
+    assert cmp.a.input_basis == ("recorded",) * len(cmp.a.input_tokens)
+    assert rows["input_tokens"].a == f"{s['input_tokens']['a']:,} (recorded)"
     assert rows["input_tokens"].delta.startswith(f"{s['input_tokens']['delta']:+,}")
     assert rows["compactions"].changed == (s["compactions"]["a"] != s["compactions"]["b"])
     assert rows["main_calls"].delta == "0" and not rows["main_calls"].changed
