@@ -261,11 +261,14 @@ class Writer:
         token_counts: Sequence[int],
         parent: int | None,
         finite_json: bool = False,
+        undated_at: float | None = None,
     ) -> int:
         """Bulk ``append`` for importers: a chain from ``parent`` whose token counts are
         given, written without building ``Message`` records; the head does not move.
         ``finite_json``: the caller knows no value holds NaN or an infinity (read by orjson,
-        which refuses both), so JSON columns skip the check for them.
+        which refuses both), so JSON columns skip the check for them. ``undated_at``: the
+        ``created_at`` of a message without one (default: now); the importer records which
+        those are (``core/undated.py``).
         Returns the first sequence written."""
         st = self._state(trace_id)
         first = st.next_sequence
@@ -273,7 +276,7 @@ class Writer:
             return first
         if len(token_counts) != len(messages):
             raise InvalidInputError("one token count per message is needed")
-        now = time.time()
+        now = time.time() if undated_at is None else undated_at
         rows: list[list[Any]] = []
         p = parent
         for nm, tokens in zip(messages, token_counts, strict=True):
