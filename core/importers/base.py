@@ -599,7 +599,7 @@ class TraceBuilder:
         meta = self.w.trace_metadata(self.trace_id)
         meta = dict(meta) if isinstance(meta, dict) else ({} if meta is None else {"value": meta})
         meta.update(changes)
-        self.w.update_trace_metadata(self.trace_id, meta)
+        self.w.queue_trace_metadata(self.trace_id, meta)
 
     REPLY_CONTEXT_LIMIT = 2_000_000
     """Most path entries the rebuilt contexts of one trace's calls may hold together: each
