@@ -112,9 +112,7 @@ def _count(ranges: Sequence[tuple[int, int]]) -> int:
     return sum(hi - lo + 1 for lo, hi in ranges)
 
 
-def record(
-    ranges: Iterable[tuple[int, int]], filled_with: str, at: float
-) -> dict[str, Any] | None:
+def record(ranges: Iterable[tuple[int, int]], filled_with: str, at: float) -> dict[str, Any] | None:
     """The metadata value for these ranges (``None``: no message is undated)."""
     spans = merged(ranges)
     if not spans:
@@ -125,6 +123,7 @@ def record(
 def fill_words(filled_with: str, at: float) -> str:
     """What a reader says instead of a time: ``not recorded (trace start 2025-02-11
     15:18:04)``, ``not recorded (imported 2026-12-07 03:26)``."""
+    when = time.localtime(at)
     if filled_with == TRACE_START:
-        return f"not recorded (trace start {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(at))})"
-    return f"not recorded (imported {time.strftime('%Y-%m-%d %H:%M', time.localtime(at))})"
+        return f"not recorded (trace start {time.strftime('%Y-%m-%d %H:%M:%S', when)})"
+    return f"not recorded (imported {time.strftime('%Y-%m-%d %H:%M', when)})"

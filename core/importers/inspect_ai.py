@@ -172,9 +172,7 @@ class _Sample:
         nm = self.message(reply, f"{where}.output", keep=False)
         return output, (nm, _key(nm.role, nm.content, nm.tool_call_id))
 
-    def _time_of(
-        self, m: dict[str, Any], role: str, key: str, call_id: str | None
-    ) -> float | None:
+    def _time_of(self, m: dict[str, Any], role: str, key: str, call_id: str | None) -> float | None:
         """The recorded time of a message of the sample (``read_times``), else ``None``."""
         if m.get("source") == "input":
             return self.input_time
@@ -288,7 +286,7 @@ class _Sample:
 
     def model_event(self, ev: dict[str, Any], where: str, j: int) -> None:
         items = self.items(as_list(ev.get("input")), f"{where}.input")
-        output, reply = self.outputs.pop(j, None) or self._output(ev, where)
+        output, reply = self.outputs.pop(j) if j in self.outputs else self._output(ev, where)
         response = None
         if reply is not None:
             seqs = self.by_key.get(reply[1], [])

@@ -753,8 +753,7 @@ _SQLITE_INSERT_TRACE = (
 )
 _STATE_COLUMNS = ("next_sequence", "next_line", "head_sequence", "message_count")
 _SQLITE_SET_STATE_METADATA = (
-    f"UPDATE traces SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)}, metadata = ? "
-    "WHERE id = ?"
+    f"UPDATE traces SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)}, metadata = ? WHERE id = ?"
 )
 _TRACE_METADATA = select(t.traces.c.metadata).where(_BY_ID)
 # Statements of every run step, built once: building one costs more than running it
