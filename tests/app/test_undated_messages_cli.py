@@ -273,3 +273,20 @@ def test_a_litellm_log_dates_only_its_response(cli: Cli, tmp_path: Path) -> None
     assert (shown[-1]["created_at"], shown[-1]["created_recorded"]) == (raw["timestamp"], True)
     (at,) = {m["created_at"] for m in shown[:-1]}
     assert at >= before and not any(m["created_recorded"] for m in shown[:-1])
+
+
+def test_search_hits_say_which_times_were_recorded(cli: Cli, tmp_path: Path) -> None:
+    """``ctxlens search`` gave a hit in an undated message the import time as its time."""
+    assert SWE is not None
+    raw = json.loads(SWE.read_text(encoding="utf-8"))
+    db = tmp_path / "s.db"
+    _import(cli, db, SWE)
+    code, out = cli("--db", str(db), "search", "role:assistant", "--json")
+    assert code == 0
+    hits = json.loads(out)["hits"]
+    assert len(hits) == sum(1 for m in raw["history"] if m["role"] == "assistant")
+    assert {h["created_recorded"] for h in hits} == {False}
+    code, text = cli("--db", str(db), "search", "role:assistant")
+    assert code == 0
+    lines = text.splitlines()[:-1]
+    assert len(lines) == len(hits) and all(line.split()[1] == "undated" for line in lines)

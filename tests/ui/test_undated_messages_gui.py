@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from tests.conftest import TRACES
 from tests.ui.conftest import settle
@@ -97,4 +98,40 @@ def test_message_pane_on_a_trajectory_that_dates_nothing(
     shown = _created(qtbot, win, last)
     assert shown in {f"not recorded (imported {_at(t, seconds=False)})" for t in (before, after)}
     assert _created(qtbot, win, 0) == shown, "one fill for the whole trace"
+    assert win.last_error is None
+
+
+def test_search_all_says_a_message_time_was_not_recorded(
+    qtbot: Any, settings: AppSettings, tmp_path: Path, cli: Callable[..., tuple[int, str]]
+) -> None:
+    """The "Search all traces…" window showed the import time in its When column for a
+    message of a trajectory that dates nothing; a recorded one (the Inspect reply) keeps
+    its time."""
+    assert SWE is not None and EVAL is not None
+    with zipfile.ZipFile(EVAL) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    replies = {datetime.fromisoformat(e["timestamp"]).timestamp()
+               for s in samples for e in s["events"] if e["event"] == "model"}  # fmt: skip
+    db = tmp_path / "both.db"
+    code, out = cli("--db", str(db), "import", str(SWE), str(EVAL), "--json")
+    assert code == 0
+    swe = next(r["trace_id"] for r in json.loads(out) if r["format"] == "swe-agent")
+    win = _window(qtbot, settings, db, swe)
+    search = win.search_all.show()
+    qtbot.addWidget(search)
+    qtbot.keyClicks(search.box, "role:system")
+    qtbot.keyClick(search.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "hits in" in search.status.text(), timeout=10_000)
+    model = search.model
+    whens = {model.hits[n].trace_id: model.index(n, 1).data() for n in range(model.rowCount())}
+    assert len(whens) == 11 and set(whens.values()) == {"not recorded"}
+    search.box.clear()
+    qtbot.keyClicks(search.box, "role:assistant source:inspect")
+    qtbot.keyClick(search.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: model.rowCount() and all(h.source == "inspect" for h in model.hits),
+        timeout=10_000,
+    )
+    shown = {model.index(n, 1).data() for n in range(model.rowCount())}
+    assert shown == {_at(t, seconds=False) for t in replies}
     assert win.last_error is None
