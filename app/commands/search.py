@@ -44,7 +44,11 @@ def run(ctx: CliContext) -> int:
         )
         return 0
     for h in result.hits:
-        when = shown(h.created_at, h.time_basis, "%Y-%m-%d %H:%M")
+        when = (
+            shown(h.created_at, h.time_basis, "%Y-%m-%d %H:%M")
+            if h.created_recorded
+            else "undated".ljust(16)  # the trace's fill, not the message's time
+        )
         where = "(trace)" if h.sequence is None else f"#{h.sequence} {h.role}"
         ctx.out.write(f"{h.trace_id[:16]}  {when}  {where:<16} {h.snippet or h.title}\n")
     more = " (more: raise --limit)" if result.truncated else ""

@@ -22,7 +22,9 @@ def arguments(p: ArgumentParser) -> None:
     p.add_argument("--offset", type=int, default=0, help="start at main-path row N")
 
 
-def message_row(m: Message, in_context: bool) -> dict[str, Any]:
+def message_row(m: Message, in_context: bool, created_recorded: bool = True) -> dict[str, Any]:
+    """One message of ``show --json``; ``created_recorded``: false where ``created_at`` is
+    the fill of a message the source gave no time (``core/undated.py``)."""
     return {
         "sequence": m.sequence,
         "parent_sequence": m.parent_sequence,
@@ -39,6 +41,7 @@ def message_row(m: Message, in_context: bool) -> dict[str, Any]:
         "name": m.name,
         "usage": m.usage,
         "created_at": m.created_at,
+        "created_recorded": created_recorded,
     }
 
 
@@ -46,12 +49,14 @@ def run(ctx: CliContext) -> int:
     from core.context.view import current_items
     from core.importers.usage import recorded_totals
     from core.inspector.recorded_time import basis_of
+    from core.undated import created_recorded
 
     store = ctx.store()
     with store.read() as r:
         tr = r.find_trace(ctx.args.trace)
         items, _ = current_items(r, tr.id)
         live = {i.sequence for i in items if i.sequence is not None}
+        dated = created_recorded(tr.metadata)
         segs = r.segments(tr.id)
         total = sum(len(s) for s in segs)
         offset = max(0, ctx.args.offset)
@@ -80,7 +85,10 @@ def run(ctx: CliContext) -> int:
                 if ctx.args.json:
                     out.write(
                         ("\n" if first else ",\n")
-                        + json.dumps(message_row(m, m.sequence in live), ensure_ascii=False)
+                        + json.dumps(
+                            message_row(m, m.sequence in live, dated(m.sequence)),
+                            ensure_ascii=False,
+                        )
                     )
                 else:
                     out.write(_line(m, m.sequence in live))

@@ -18,10 +18,14 @@ from core.store.export_format import FORMAT, NATURAL_IDS, RECORD_TABLES, VERSION
 from core.store.message_fields import export_json
 from core.store.reader import Reader
 from core.store.store import Store
+from core.undated import created_recorded
 
 
-def message_json(m: Message) -> dict[str, Any]:
-    return export_json(m)
+def message_json(m: Message, recorded: bool = True) -> dict[str, Any]:
+    """A message of the export: its stored fields and ``created_recorded`` (false where
+    ``created_at`` is the fill of a message the source gave no time, ``core/undated.py``;
+    a re-import reads that from the trace's metadata, so the key is derived, not stored)."""
+    return {**export_json(m), "created_recorded": recorded}
 
 
 def _dump(obj: Any) -> str:
@@ -111,10 +115,12 @@ def session_rows(reader: Reader, trace_id: str) -> list[dict[str, Any]]:
 
 def iter_export(store: Store, reader: Reader, trace_id: str) -> Iterator[str]:
     """The export as text chunks (messages streamed page by page)."""
-    yield _dump(trace_header(reader.trace(trace_id)))[:-1] + ',\n"messages":['
+    tr = reader.trace(trace_id)
+    yield _dump(trace_header(tr))[:-1] + ',\n"messages":['
+    dated = created_recorded(tr.metadata)
     first = True
     for m in reader.all_messages(trace_id):
-        yield ("\n" if first else ",\n") + _dump(message_json(m))
+        yield ("\n" if first else ",\n") + _dump(message_json(m, dated(m.sequence)))
         first = False
     yield "]"
     for table in RECORD_TABLES:

@@ -27,6 +27,7 @@ from core.importers.usage import normalize_usage
 from core.records import CompactionEvent, ContextItem, ContextRef, LlmCall, NewMessage
 from core.store.triggers import PENDING_TOKENS
 from core.store.writer import Writer
+from core.undated import IMPORT_TIME, KEY, TRACE_START, record, undated_of
 
 Progress = Callable[[int, int], None]
 
@@ -182,7 +183,12 @@ class TraceBuilder:
         span: tuple[float, float] | None = None,
     ) -> None:
         """``span``: the recorded start and end when the importer knows them before it
-        writes (then they go in with the metadata, no update at ``finish``)."""
+        writes (then they go in with the metadata, no update at ``finish``).
+
+        A message added without a time gets one fill time, ``undated_at``: the recorded
+        start (``span``'s, else ``created_at``, the file's own date) when given here, else
+        the import time; a continued trace keeps the fill it has. ``finish`` records which
+        messages those are (``core/undated.py``, metadata ``undated``)."""
         if span is not None:
             meta = dict(metadata) if isinstance(metadata, dict) else {}
             metadata = {**meta, "recorded_span": {"start": span[0], "end": span[1]}}
@@ -238,6 +244,19 @@ class TraceBuilder:
         self._count_after: set[int] = set()
         """Boundaries (index in ``_boundaries``) whose tokens after are still to count."""
         self._settled: set[int] = set()
+        self._undated: list[list[int]] = []
+        """Inclusive ranges of the sequences added without a time (``core/undated.py``)."""
+        stored = undated_of(w.trace_metadata(trace_id)) if trace_id is not None else None
+        self.undated_at: float
+        """The ``created_at`` of every message added without one."""
+        if stored is not None:  # a live trace goes on: its messages keep one fill
+            self.undated_at, self._filled_with = stored.at, stored.filled_with
+            self._undated = [list(r) for r in stored.sequences]
+        elif span is not None or created_at is not None:
+            self.undated_at = span[0] if span is not None else created_at  # type: ignore[assignment]
+            self._filled_with = TRACE_START
+        else:
+            self.undated_at, self._filled_with = time.time(), IMPORT_TIME
 
     # -- messages ---------------------------------------------------------------------
     def add(self, nm: NewMessage, parent: int | None) -> int:
@@ -246,6 +265,17 @@ class TraceBuilder:
         if not (self._pending and parent == seq - 1) or len(self._pending) >= self.BATCH:
             self._cut()
             self._pending_parent = parent
+        when = nm.created_at
+        if when:
+            self.saw_time(when)
+        else:  # no recorded time: the fill, and the trace says so (``_record_times``)
+            if when is not None:
+                nm = replace(nm, created_at=None)
+            undated = self._undated
+            if undated and undated[-1][1] == seq - 1:
+                undated[-1][1] = seq
+            else:
+                undated.append([seq, seq])
         self._pending.append(nm)
         tokens = nm.token_count
         ticket = None
@@ -255,8 +285,6 @@ class TraceBuilder:
                 ticket = self._ahead.take(nm)
         self._counts.append(tokens)
         self._tickets.append(ticket)
-        if nm.created_at:
-            self.saw_time(nm.created_at)
         self.paths.add(seq, parent, nm.kind)
         if nm.kind not in NOT_SENT:
             self._fresh.keep(seq, nm)
@@ -347,6 +375,7 @@ class TraceBuilder:
             chain.counts,
             chain.parent,
             finite_json=self.json_from_reader and self.ctx.finite_json,
+            undated_at=self.undated_at,
         )
         assert written == chain.first, "sequence prediction broke: trace written concurrently?"
 
@@ -556,20 +585,28 @@ class TraceBuilder:
         elif when < span[0]:
             span[0] = when
 
-    def _record_span(self) -> None:
-        """Keep the recorded start and end in the metadata (``recorded_span``); a trace the
-        importer gave no date starts at its first recorded time, not at the import."""
+    def _record_times(self) -> None:
+        """Keep the recorded start and end in the metadata (``recorded_span``; a trace the
+        importer gave no date starts at its first recorded time, not at the import) and
+        which messages have no recorded time (``undated``), in one update."""
+        changes: dict[str, Any] = {}
         if self._span is None and self._created_at is not None and not self._span_known:
             self._span = [self._created_at, self._created_at]  # only the file's own date
-        if self._span is None or self._span_known:  # (an eval's ``created``): the start
+        if self._span is not None and not self._span_known:  # (an eval's ``created``)
+            start, end = self._span
+            changes["recorded_span"] = {"start": start, "end": end}
+            if not self._dated:
+                self.w.set_created_at(self.trace_id, start)
+        if self._undated:
+            changes[KEY] = record(
+                ((r[0], r[1]) for r in self._undated), self._filled_with, self.undated_at
+            )
+        if not changes:
             return
-        start, end = self._span
         meta = self.w.trace_metadata(self.trace_id)
         meta = dict(meta) if isinstance(meta, dict) else ({} if meta is None else {"value": meta})
-        meta["recorded_span"] = {"start": start, "end": end}
-        self.w.update_trace_metadata(self.trace_id, meta)
-        if not self._dated:
-            self.w.set_created_at(self.trace_id, start)
+        meta.update(changes)
+        self.w.queue_trace_metadata(self.trace_id, meta)
 
     REPLY_CONTEXT_LIMIT = 2_000_000
     """Most path entries the rebuilt contexts of one trace's calls may hold together: each
@@ -714,7 +751,7 @@ class TraceBuilder:
         if target is None and self._next:
             target = self._next - 1
         self.w.set_head(self.trace_id, target)
-        self._record_span()
+        self._record_times()
         if self._ahead is not None:
             self._ahead.complete.add(self.trace_id)  # every row was written counted
         return ImportResult(

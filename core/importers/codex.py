@@ -95,7 +95,7 @@ class _Rollout:
         when = parse_time(rec.get("timestamp"))
         if "payload" not in rec:  # rollouts before the wrapper: bare items
             if lineno == 1 and "instructions" in rec:
-                self._meta_info(rec)
+                self._meta_info(rec, when)
             elif kind in OUTPUT_ITEMS | RESULT_ITEMS or kind == "message":
                 self.item(rec, when)
             elif rec.get("record_type") != "state":
@@ -111,7 +111,7 @@ class _Rollout:
         elif kind == "compacted":
             self.compacted(payload, when)
         elif kind == "session_meta":
-            self._meta_info(payload)
+            self._meta_info(payload, when)
         elif kind == "turn_context":
             self._turn_context(payload, when)
         else:
@@ -121,12 +121,14 @@ class _Rollout:
         count, first = self.unknown.get(kind, (0, self.where))
         self.unknown[kind] = (count + 1, first)
 
-    def _meta_info(self, payload: dict[str, Any]) -> None:
+    def _meta_info(self, payload: dict[str, Any], when: float | None) -> None:
+        """The session's instructions as its system prompt, dated by the record that holds
+        them (as every other message is by its record)."""
         instructions = as_dict(payload.get("base_instructions")).get("text") or payload.get(
             "instructions"
         )
         if isinstance(instructions, str) and instructions.strip() and self.tail is None:
-            self._add(NewMessage("system", instructions, kind="system_prompt"))
+            self._add(NewMessage("system", instructions, kind="system_prompt", created_at=when))
 
     def _turn_context(self, payload: dict[str, Any], when: float | None) -> None:
         self.model = str(payload.get("model") or self.model)

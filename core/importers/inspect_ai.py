@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -123,6 +124,64 @@ class _Sample:
         self.open_calls: dict[str, str] = {}
         self.pending_compaction: dict[str, Any] | None = None
         self.anchor: int | None = None
+        self.outputs: dict[int, tuple[dict[str, Any], tuple[NewMessage, str] | None]] = {}
+        """Each model event's output (references resolved) and its message with the
+        message's key, by event index (``read_times``)."""
+        self.answered: dict[str, deque[float]] = {}
+        """Key of a model event's output -> the times of the events that returned it."""
+        self.tool_times: dict[str, float] = {}
+        """Tool call id -> when its tool event recorded the result."""
+        self.input_time: float | None = None
+        """When the sample started with its input (``started_at``, else ``sample_init``)."""
+        self.key = ""
+        """The key of the message ``message(keep=True)`` made last (``add`` indexes it)."""
+
+    def read_times(self, sample: dict[str, Any], events: list[Any]) -> None:
+        """The times the log records for its messages, before they are written: the model
+        event that returned an assistant message (``completed``, else ``timestamp``), the
+        tool event of a tool result, the sample's start for its input (``source: input``).
+        Each model event's output is read here once (``outputs``), for ``model_event``."""
+        start = parse_time(sample.get("started_at"))
+        for j, e in enumerate(events):
+            if not isinstance(e, dict):
+                continue
+            kind = e.get("event")
+            if kind == "model":
+                self.outputs[j] = out = self._output(e, f"{self.where}.events[{j}]")
+                reply = out[1]
+                when = _event_time(e)
+                if reply is not None and when:
+                    self.answered.setdefault(reply[1], deque()).append(when)
+            elif kind == "tool":
+                when = _event_time(e)
+                if when and e.get("id"):
+                    self.tool_times.setdefault(str(e["id"]), when)
+            elif kind == "sample_init" and start is None:
+                start = parse_time(e.get("timestamp"))
+        self.input_time = start
+
+    def _output(
+        self, ev: dict[str, Any], where: str
+    ) -> tuple[dict[str, Any], tuple[NewMessage, str] | None]:
+        """A model event's output, and its message with that message's key."""
+        output = as_dict(self.resolve(ev.get("output")))
+        choice = as_dict((as_list(output.get("choices")) or [{}])[0])
+        reply = choice.get("message")
+        if not isinstance(reply, dict):
+            return output, None
+        nm = self.message(reply, f"{where}.output", keep=False)
+        return output, (nm, _key(nm.role, nm.content, nm.tool_call_id))
+
+    def _time_of(self, m: dict[str, Any], role: str, key: str, call_id: str | None) -> float | None:
+        """The recorded time of a message of the sample (``read_times``), else ``None``."""
+        if m.get("source") == "input":
+            return self.input_time
+        if role == "assistant":
+            times = self.answered.get(key)
+            return times.popleft() if times else None
+        if role == "tool" and call_id:
+            return self.tool_times.get(call_id)
+        return None
 
     def resolve(self, value: Any) -> Any:
         return _resolve(value, self.refs)
@@ -158,6 +217,10 @@ class _Sample:
                 meta["is_error"] = True
             if keep and call_id not in self.open_calls:
                 self.ctx.note("tool result without a matching tool call", where)
+        when = None
+        if keep:
+            self.key = _key(role, text, call_id)
+            when = self._time_of(m, role, self.key, call_id)
         return NewMessage(
             role,
             text,
@@ -165,6 +228,7 @@ class _Sample:
             tool_calls=tuple(calls),
             tool_call_id=call_id,
             name=name,
+            created_at=when,
             metadata=meta or None,
         )
 
@@ -200,8 +264,9 @@ class _Sample:
         return "\n".join(t for t in texts if t), tuple(parts) if special else None
 
     def add(self, nm: NewMessage) -> int:
+        """Add ``nm``, which ``message(keep=True)`` made last (its key is ``self.key``)."""
         self.tail = self.b.add(nm, self.tail)
-        self.by_key.setdefault(_key(nm.role, nm.content, nm.tool_call_id), []).append(self.tail)
+        self.by_key.setdefault(self.key, []).append(self.tail)
         return self.tail
 
     def items(self, messages: list[Any], where: str) -> list[ContextItem]:
@@ -219,15 +284,12 @@ class _Sample:
                 last = max(last, seq)
         return out
 
-    def model_event(self, ev: dict[str, Any], where: str) -> None:
+    def model_event(self, ev: dict[str, Any], where: str, j: int) -> None:
         items = self.items(as_list(ev.get("input")), f"{where}.input")
-        output = as_dict(self.resolve(ev.get("output")))
-        choice = as_dict((as_list(output.get("choices")) or [{}])[0])
-        reply = choice.get("message")
+        output, reply = self.outputs.pop(j) if j in self.outputs else self._output(ev, where)
         response = None
-        if isinstance(reply, dict):
-            nm = self.message(reply, f"{where}.output", keep=False)
-            seqs = self.by_key.get(_key(nm.role, nm.content, nm.tool_call_id), [])
+        if reply is not None:
+            seqs = self.by_key.get(reply[1], [])
             newest = max((i.sequence for i in items if i.sequence is not None), default=-1)
             response = next((s for s in seqs if s > newest), seqs[-1] if seqs else None)
         if self.pending_compaction is not None:
@@ -354,6 +416,7 @@ def _sample_trace(
         span=span,
     )
     s = _Sample(b, ctx, where, refs)
+    s.read_times(sample, as_list(events))
     messages = sample.get("messages")
     if messages is not None and not isinstance(messages, list):
         raise InvalidInputError(f"{where}: 'messages' must be a list")
@@ -363,12 +426,19 @@ def _sample_trace(
         e = as_dict(e)
         kind = e.get("event")
         if kind == "model":
-            s.model_event(e, f"{where}.events[{j}]")
+            s.model_event(e, f"{where}.events[{j}]", j)
         elif kind == "compaction":
             s.compaction_event(e)
     if s.pending_compaction is not None:
         s._settle([])
     return b.finish()
+
+
+def _event_time(ev: dict[str, Any]) -> float | None:
+    """When an event's result came: ``completed`` (recorded since early 2025), else its
+    ``timestamp`` (when a model event started, in those releases; when it was logged, in
+    2024's, after the call)."""
+    return parse_time(ev.get("completed")) or parse_time(ev.get("timestamp"))
 
 
 def _span(sample: dict[str, Any], events: list[Any]) -> tuple[float, float] | None:

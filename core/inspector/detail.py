@@ -11,6 +11,7 @@ from core.json_text import loads_or
 from core.records import Message
 from core.store.paths import Segment
 from core.store.reader import Reader
+from core.undated import Undated, fill_words, undated_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +77,17 @@ def pretty_body(msg: Message) -> tuple[str, str]:
 
 
 def facts_of(
-    msg: Message, on_path: bool = True, basis: Basis = None
+    msg: Message,
+    on_path: bool = True,
+    basis: Basis = None,
+    undated: Undated | None = None,
 ) -> tuple[tuple[str, str], ...]:
     """The Message pane's facts; ``on_path``: whether the message is on the main path (a
     plain message off it is one a rewind abandoned, never "main"); ``basis``: the trace's
     ``time_basis`` (a time whose zone the file did not record is shown as it was written,
-    and says so: ``core/inspector/recorded_time.py:created_text``)."""
+    and says so: ``core/inspector/recorded_time.py:created_text``); ``undated``: the
+    trace's messages without a recorded time (``core/undated.py``), whose time is a fill,
+    said so."""
     out = [
         ("message", msg.message_id),
         ("role", msg.role + (f" ({msg.name})" if msg.name else "")),
@@ -91,7 +97,7 @@ def facts_of(
         ("agent", msg.agent_name),
         ("branch", _branch(msg, on_path)),
         ("parent", "—" if msg.parent_sequence is None else str(msg.parent_sequence)),
-        ("created", created_text(msg.created_at, basis)),
+        ("created", _created(msg, basis, undated)),
     ]
     if msg.usage:
         out.append(("usage", _usage(msg.usage)))
@@ -99,6 +105,14 @@ def facts_of(
     if timing is not None:
         out.append(("latency", f"{timing} ms"))
     return tuple(out)
+
+
+def _created(msg: Message, basis: Basis, undated: Undated | None) -> str:
+    """The recorded time (as the file wrote it where it gave no zone), or ``not recorded
+    (trace start …)`` / ``(imported …)``."""
+    if undated is not None and undated.covers(msg.sequence):
+        return fill_words(undated.filled_with, msg.created_at)
+    return created_text(msg.created_at, basis)
 
 
 def _branch(msg: Message, on_path: bool) -> str:
@@ -133,21 +147,30 @@ def message_detail(
     body, fmt = pretty_body(msg)
     links = _links(reader, msg)
     rows = reader.path_rows(trace_id, [s for _, s in links], segs)
-    raw = json.dumps(_record(msg), indent=2, ensure_ascii=False, default=str)
-    basis = basis_of(reader.trace(trace_id).metadata)
+    metadata = reader.trace(trace_id).metadata
+    basis = basis_of(metadata)
+    undated = undated_of(metadata)
+    recorded = undated is None or not undated.covers(sequence)
+    raw = json.dumps(_record(msg, recorded), indent=2, ensure_ascii=False, default=str)
     return MessageDetail(
         msg,
         body,
         fmt,
-        facts_of(msg, reader.is_on_path(trace_id, sequence, segs), basis),
+        facts_of(msg, reader.is_on_path(trace_id, sequence, segs), basis, undated),
         tuple(Link(label, s, rows.get(s)) for label, s in links),
         raw,
         zone_note(basis),
     )
 
 
-def _record(msg: Message) -> dict[str, Any]:
-    d = asdict(msg)
+def _record(msg: Message, created_recorded: bool) -> dict[str, Any]:
+    """The stored record, and whether its ``created_at`` was recorded (``show --json``'s
+    and the export's ``created_recorded``): a fill is not to be read as a time."""
+    d: dict[str, Any] = {}
+    for k, v in asdict(msg).items():
+        d[k] = v
+        if k == "created_at":
+            d["created_recorded"] = created_recorded
     d["tool_calls"] = [c.to_json() for c in msg.tool_calls]
     return d
 

@@ -28,6 +28,7 @@ from core.store import schema as t
 from core.store.fulltext import FTS_TABLE, PG_BODY
 from core.store.reader import Reader
 from core.store.store import Store
+from core.undated import KEY, created_recorded
 
 PAGE = 500
 Sums = tuple[dict[str, CostSummary], dict[str, int]]
@@ -52,6 +53,9 @@ class Hit(FieldsJson):
     time_basis: dict[str, Any] | None = None
     """The trace's ``metadata.time_basis``: how its times were read where the file wrote
     them without a zone (``core/importers/times.py``); ``None``: they carried it."""
+    created_recorded: bool = True
+    """False for a message the source did not date: ``created_at`` is its trace's fill
+    (``core/undated.py``)."""
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,13 @@ def _hits(r: Reader, q: Query, sums: Sums | None, limit: int) -> Iterator[Hit]:
         return
     n = 0
     narrow = (_narrowed(q) or bool(q.bounds)) and len(traces) <= IN_LIST_MAX
+    dated: dict[str, Callable[[int], bool]] = {}
     for row in _message_rows(r, q, list(traces) if narrow else None):
         tr = traces.get(row.trace_id)
         if tr is None:
             continue
+        if tr.id not in dated:
+            dated[tr.id] = created_recorded({KEY: tr.undated})
         yield Hit(
             tr.id,
             tr.title,
@@ -112,6 +119,7 @@ def _hits(r: Reader, q: Query, sums: Sums | None, limit: int) -> Iterator[Hit]:
             _snippet(row.content, q.words),
             row.created_at,
             _basis(tr.time_basis),
+            dated[tr.id](row.sequence),
         )
         n += 1
         if n >= limit:
@@ -135,7 +143,10 @@ def _trace_query(q: Query) -> Select[Any]:
         ("error" in q.has, lambda: _has_error(tr.id)),
     )  # fmt: skip
     basis = tr.metadata["time_basis"].label("time_basis")
-    return select(tr.id, tr.title, tr.source, tr.created_at, basis).where(and_(True, *conds))
+    undated = tr.metadata[KEY].label("undated")  # the one key, not the whole metadata
+    return select(tr.id, tr.title, tr.source, tr.created_at, basis, undated).where(
+        and_(True, *conds)
+    )
 
 
 def _has_error(trace_id: Any) -> Any:

@@ -49,6 +49,8 @@ class HitsModel(QAbstractTableModel):
         if column == 0:
             return hit.title or hit.trace_id
         if column == 1:
+            if not hit.created_recorded:  # the trace's fill, not the message's time
+                return "not recorded"
             return shown(hit.created_at, hit.time_basis, "%Y-%m-%d %H:%M")
         if column == 2:
             return "whole trace" if hit.sequence is None else f"#{hit.sequence} {hit.role}"
