@@ -148,11 +148,6 @@ class PlaybackFrames:
         return cls(trace_id, pb, numbering.current_main(), refs, budget, numbering, trace.source)
 
     @property
-    def total_calls(self) -> int:
-        """Calls on the current path (every agent)."""
-        return self.numbering.total
-
-    @property
     def notes(self) -> str:
         """What the trace cannot tell, and the calls a rewind abandoned (empty for a
         ctxlens run without a rewind)."""

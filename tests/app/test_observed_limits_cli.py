@@ -14,7 +14,7 @@ import pytest
 from tests.app.test_imported_free_space import SESSION, Cli, imported
 from tests.conftest import TRACES
 from tests.core.importers.test_imported_calls import cc_prompts
-from tests.ui.test_playback_budget_gui import pre_tokens
+from tests.helpers.raw_usage import pre_tokens
 
 pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="shared/traces not present")
 

@@ -31,3 +31,12 @@ def recorded_usage(session: Path) -> int:
             for u in last.values()
         )  # fmt: skip
     return total
+
+
+def pre_tokens(path: Path) -> int:
+    """``compactMetadata.preTokens`` of the session's auto compaction (the raw file)."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        meta = json.loads(line).get("compactMetadata")
+        if meta and meta.get("trigger") == "auto":
+            return int(meta["preTokens"])
+    raise AssertionError("no auto compaction in the session")

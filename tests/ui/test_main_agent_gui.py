@@ -265,7 +265,7 @@ def test_a_compaction_summarizer_call_picked_in_the_box_stays_shown(
     assert win.context.report is report and report.label.endswith(" — compaction summarizer")
     assert [r.sequence for r in report.rows][-1] == summarizer.context[-1].sequence
     strip = html.unescape(win.replay.bar.label.text())
-    total = pb.frames.total_calls
+    total = pb.frames.numbering.total
     assert (
         f"The Context pane shows call 102 / {total} — compaction summarizer; playback stops "
         f"at the main agent's calls: the other panes show call 101 / {total}, the last one "

@@ -30,6 +30,7 @@ from core.store import Store
 from tests.app.test_imported_free_space import SESSION
 from tests.conftest import TRACES
 from tests.core.importers.test_imported_calls import cc_prompts, codex_prompts, codex_window
+from tests.helpers.raw_usage import pre_tokens
 from tests.helpers.shared_demo import demo_copy
 from tests.ui.conftest import settle
 from ui.main_window import MainWindow
@@ -86,15 +87,6 @@ def limit_rows(win: MainWindow) -> dict[str, tuple[str, str]]:
         if texts[0]:
             out[texts[0]] = (texts[1], texts[2])
     return out
-
-
-def pre_tokens(path: Path) -> int:
-    """``compactMetadata.preTokens`` of the session's auto compaction (the raw file)."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        meta = json.loads(line).get("compactMetadata")
-        if meta and meta.get("trigger") == "auto":
-            return int(meta["preTokens"])
-    raise AssertionError("no auto compaction in the session")
 
 
 # -- finding 1 (and 5): the playback Budget pane measures the recorded prompt ---------------
