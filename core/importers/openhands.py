@@ -13,7 +13,6 @@ not conversation (state updates, agent state changes) is kept as ``meta`` messag
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -515,7 +514,7 @@ def _local_offset(files: list[Path], ctx: ImportContext) -> LocalOffset | None:
             continue  # an event file, or JSON Lines of events: V1
         try:
             with path.open("rb") as raw:
-                doc = JsonDocument(_Checked(raw, ctx), str(path))
+                doc = JsonDocument(CountingReader(raw, ctx, progress=False), str(path))
                 doc.begin()
                 for ev in doc.items():
                     _pair(as_dict(ev), pairs)
@@ -536,24 +535,6 @@ def _pair(ev: dict[str, Any], pairs: dict[str, tuple[float, float]]) -> None:
     naive, is_naive = read_time(stamp)
     if is_naive and naive is not None and key not in pairs:
         pairs[key] = (naive, absolute)
-
-
-class _Checked(io.RawIOBase):
-    """A file read for the offset: cancellable, not counted as progress (it is read again)."""
-
-    def __init__(self, f: Any, ctx: ImportContext) -> None:
-        super().__init__()
-        self._f = f
-        self._ctx = ctx
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        self._ctx.check()
-        data = self._f.read(len(b))
-        b[: len(data)] = data
-        return len(data)
 
 
 def _offsets_differ(unit: ImportUnit, offset: LocalOffset) -> str:

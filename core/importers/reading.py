@@ -30,12 +30,14 @@ MAX_LINE = 64 << 20
 
 
 class CountingReader(io.RawIOBase):
-    """A binary file wrapper that reports bytes read to the import context."""
+    """A binary file wrapper that reports bytes read to the import context (``advance``),
+    or with ``progress=False`` only lets a cancel through (``check``: a file read a first
+    time for something else, whose bytes the import counts when it reads them again)."""
 
-    def __init__(self, f: IO[bytes], ctx: ImportContext) -> None:
+    def __init__(self, f: IO[bytes], ctx: ImportContext, progress: bool = True) -> None:
         super().__init__()
         self._f = f
-        self._ctx = ctx
+        self._each = ctx.advance if progress else lambda _n: ctx.check()
 
     def readable(self) -> bool:
         return True
@@ -44,7 +46,7 @@ class CountingReader(io.RawIOBase):
         data = self._f.read(len(b))
         n = len(data)
         b[:n] = data
-        self._ctx.advance(n)
+        self._each(n)
         return n
 
 
