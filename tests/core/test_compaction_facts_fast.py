@@ -47,6 +47,10 @@ _BITS = st.sampled_from(
         "entity_42",
         "--",
         "::",
+        "</skill>",
+        "<",
+        ">",
+        "&lt;",
     ]
 )
 _TEXT = st.lists(_BITS, max_size=60).map("".join)

@@ -1,8 +1,9 @@
 """Facts that must outlive a compaction, read from text: refs, constraints and failures.
 
-- **Refs**: URLs, file paths (absolute, ``./``, ``~/``, or relative with an extension) and
-  ids shaped like ``win-1001`` / ``entity-9182`` / ``ref:3f2a`` (letters, a separator, then
-  at least three letters or digits including a digit).
+- **Refs**: URLs, file paths (absolute, ``./``, ``~/``, or relative with an extension; a
+  closing tag such as ``</skill>`` is markup, not the path ``/skill``) and ids shaped like
+  ``win-1001`` / ``entity-9182`` / ``ref:3f2a`` (letters, a separator, then at least three
+  letters or digits including a digit).
 - **Constraints** (the convention ctxlens records them by): a user message's
   ``metadata["constraints"]`` list, or lines of a user message starting ``Constraint:``.
 - **Completed calls**: a tool call answered by a result that is not a failure, as
@@ -31,7 +32,14 @@ from core.context.view import kind_of, role_of
 from core.records import ContextItem, Message, canonical_call
 
 _URL = r"https?://[^\s<>\"'`\]\[(){},]+"
-_ABS_PATH = r"(?<![\w/.:~-])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w-][\w.-]*"
+#: A path from the root, home or a relative dot, not preceded by a path or word character,
+#: and not a closing tag: ``</skill>``, ``</tool_result>``, ``</ns:tag>`` (escaped too:
+#: ``&lt;/skill&gt;``) name markup, not files (a path after ``<`` has more segments:
+#: ``</etc/hosts>`` is a path).
+_ABS_PATH = (
+    r"(?<![\w/.:~-])(?!(?:(?<=<)|(?<=&lt;))/[\w.:-]+(?:>|&gt;))"
+    r"(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w-][\w.-]*"
+)
 _REL_PATH = r"(?<![\w/.:~-])[\w-]+(?:/[\w.-]+)*/[\w-][\w.-]*\.[A-Za-z0-9]{1,8}\b"
 _ID = r"(?<![\w/.-])[A-Za-z]{2,}[-_:](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{3,}(?:-[A-Za-z0-9]+)*\b"
 REF_RE = re.compile(f"{_URL}|{_ABS_PATH}|{_REL_PATH}|{_ID}")
