@@ -1,7 +1,9 @@
 """``ctxlens compact``: preview (default) or apply one compaction level on a trace (CMP-8).
 
 JSON keys (a contract): level, applied, before {messages, tokens}, after {messages, tokens},
-removed, context_after, retention {refs, constraints, completed_steps, skills: {kept, lost}}.
+removed, context_after, retention {refs, constraints, completed_steps, skills: {kept, lost}};
+also status, reason (words for people), limit_tokens (what ``auto`` measured the context
+against when it found no compaction needed, else null), limits.
 ``summary`` without a configured model uses the scripted summarizer.
 """
 
@@ -151,9 +153,9 @@ def _text(pv: Preview, data: dict[str, Any]) -> str:
             if (pictured := data["limits"]["images_estimated"])
             else ""
         ),
-        f"  messages {data['before']['messages']} -> {data['after']['messages']}, "
-        f"tokens {data['before']['tokens']} -> {data['after']['tokens']} "
-        f"(saved {data['tokens_saved']})",
+        f"  messages {data['before']['messages']:,} -> {data['after']['messages']:,}, "
+        f"tokens {data['before']['tokens']:,} -> {data['after']['tokens']:,} "
+        f"(saved {data['tokens_saved']:,})",
         f"  removed {len(data['removed'])}, replaced {len(data['replaced'])}, "
         f"layers {', '.join(data['layers']) or '-'}",
     ]

@@ -340,7 +340,19 @@ class CompactPreview:
         o = self.preview.outcome
         before, after = len(o.before.items), len(o.items)
         if not o.compacted:
-            return f"{o.level}: {o.status.replace('_', ' ')} — {o.reason}"
+            text = f"{o.level}: {o.status.replace('_', ' ')} — {o.reason}"
+            req = self.request
+            if o.limit is not None and req.uncounted > 0:  # the threshold the line above names
+                parts = []
+                if req.not_in_transcript > 0:
+                    parts.append(f"{req.not_in_transcript:,} not in the transcript")
+                if req.images_estimated > 0:
+                    parts.append(f"{req.images_estimated:,} in images (estimated)")
+                text += (
+                    f" (the {int(req.window * req.threshold):,}-token threshold less "
+                    f"{' and '.join(parts)})"
+                )
+            return text
         share = o.tokens_saved / o.tokens_before if o.tokens_before else 0.0
         layers = ", ".join(layer.level for layer in o.layers)
         saved = (

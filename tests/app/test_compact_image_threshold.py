@@ -43,7 +43,11 @@ def test_the_threshold_leaves_room_for_the_images(cli: Cli, tmp_path: Path, path
     gap = (ctx.get("carried_from") or {}).get("tokens", 0)
     assert limits["not_in_transcript"] == max(gap, 0)
     limit = limits["threshold"]["tokens"] - limits["not_in_transcript"] - images
-    assert data["reason"] == f"{data['before']['tokens']} <= {limit}"
+    assert data["limit_tokens"] == limit
+    assert data["reason"] == (
+        f"the context's {data['before']['tokens']:,} tokens are within the {limit:,}-token "
+        "threshold"
+    )
     code, text = cli("--db", db, "compact", row["trace_id"], "--level", "auto")
     assert f", {images:,} in images (estimated)" in text.splitlines()[1]
     assert text.splitlines()[0].endswith(f"({data['reason']})")

@@ -154,3 +154,26 @@ def test_the_level_help_speaks_of_the_threshold_the_dialog_shows(
     dialog.threshold_box.setValue(0.75)
     dialog.threshold_box.editingFinished.emit()
     assert "under 0.75 × the window" in dialog.help.text()
+
+
+def test_not_needed_says_why_in_words_and_grouped_figures(window: MainWindow, qtbot: Any) -> None:
+    """It read "auto: not needed — 5754 <= 9600" (review, hcmp): an operator and raw
+    numbers where the rest of the window writes 9,600 tokens."""
+    dialog, _cp = _open_dialog(window, qtbot)
+    dialog.level.setCurrentIndex(dialog.level.findData("auto"))
+    qtbot.waitUntil(lambda: dialog.current is not None and dialog.current.request.level == "auto")
+    dialog.window_box.setValue(200_000)
+    with qtbot.waitSignal(dialog.previewed, timeout=20_000) as sig:
+        dialog.window_box.editingFinished.emit()
+    cp: CompactPreview = sig.args[0]
+    o = cp.preview.outcome
+    limit = int(cp.request.window * cp.request.threshold)
+    assert cp.request.window == 200_000 and o.status == "not_needed"
+    assert o.limit == limit and limit >= 1_000
+    text = dialog.headline.text()
+    assert text == (
+        f"auto: not needed — the context's {o.tokens_before:,} tokens are within the "
+        f"{limit:,}-token threshold"
+    )
+    assert "<=" not in text and str(limit) not in text
+    dialog.reject()

@@ -48,3 +48,17 @@ def test_compact_dialog_counts_the_images_like_the_cli(
         f"of which {gap:,} are not in the transcript and {images:,} are images (estimated)" in label
     )
     dialog.reject()
+
+    # at the trace's own threshold: not needed, against the threshold the label names less
+    # what the compactor does not count (hcmp: it read "… — 151234 <= 160000")
+    own = plain["limits"]["threshold"]
+    assert plain["status"] == "not_needed"
+    dialog, cp = preview_auto_at(qtbot, win, own["share"])
+    o = cp.preview.outcome
+    assert o.status == "not_needed" and o.limit == plain["limit_tokens"]
+    assert dialog.headline.text() == (
+        f"auto: not needed — the context's {text:,} tokens are within the "
+        f"{plain['limit_tokens']:,}-token threshold (the {own['tokens']:,}-token threshold less "
+        f"{gap:,} not in the transcript and {images:,} in images (estimated))"
+    )
+    dialog.reject()

@@ -99,7 +99,8 @@ class Compactor:
         if self._active:
             return self._same(view, "auto", "skipped", "a compaction is already running", tokens)
         if tokens <= budget.limit:
-            return self._same(view, "auto", "not_needed", f"{tokens} <= {budget.limit}", tokens)
+            why = within(tokens, budget.limit)
+            return self._same(view, "auto", "not_needed", why, tokens, limit=budget.limit)
         if not self.breaker.allow():
             return self._same(view, "auto", "skipped", "circuit breaker open", tokens)
         # layers measure the view; what the provider counts beyond it (tool schemas, its
@@ -128,7 +129,8 @@ class Compactor:
             return self._same(view, level, "skipped", "a compaction is already running", tokens)
         limit = (budget or self.budget()).limit
         if level == "auto" and tokens <= limit:
-            return self._same(view, level, "not_needed", f"{tokens} <= {limit}", tokens, "manual")
+            why = within(tokens, limit)
+            return self._same(view, level, "not_needed", why, tokens, "manual", limit=limit)
         outcome = await self._guarded(view, level, records, limit, "manual", tokens)
         if not dry_run and outcome.compacted and not outcome.errors:
             self.breaker.reset()
@@ -259,11 +261,14 @@ class Compactor:
         before = self.tokens(view)
         reclaimed = (before - after) / before if before else 0.0
         if min_reclaim is not None and reclaimed < min_reclaim:
-            reason = f"reclaims {reclaimed:.1%} < {min_reclaim:.0%} of {before} tokens"
+            reason = (
+                f"it would reclaim only {reclaimed:.1%} of {before:,} tokens (an automatic "
+                f"compaction must reclaim {min_reclaim:.0%})"
+            )
             return self._same(view, level, "refused", reason, tokens, trigger, run, errors)
         return CompactionOutcome(
             "compacted",
-            f"{before} -> {after} tokens",
+            f"{before:,} → {after:,} tokens",
             level,
             view,
             run.view.items,
@@ -285,6 +290,7 @@ class Compactor:
         trigger: Trigger = "auto",
         run: _Run | None = None,
         errors: tuple[str, ...] = (),
+        limit: int | None = None,
     ) -> CompactionOutcome:
         summary = run.summary if run is not None else None
         layers = tuple(run.layers) if run is not None else ()
@@ -300,7 +306,14 @@ class Compactor:
             layers,
             summary,
             errors,
+            limit,
         )
+
+
+def within(tokens: int, limit: int) -> str:
+    """Why an automatic compaction is not needed, in the window's words: ``the context's
+    5,754 tokens are within the 9,600-token threshold``."""
+    return f"the context's {tokens:,} tokens are within the {limit:,}-token threshold"
 
 
 def _records(view: View) -> Records:

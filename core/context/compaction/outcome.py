@@ -33,6 +33,9 @@ class CompactionOutcome:
     """The transforms that changed the context, in the order they ran."""
     summary: SummaryResult | None = None
     errors: tuple[str, ...] = ()
+    limit: int | None = None
+    """The tokens an ``auto`` compaction measured the context against (the threshold the
+    compactor counts with), when it decided one was not needed; ``None`` otherwise."""
 
     @property
     def compacted(self) -> bool:

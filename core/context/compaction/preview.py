@@ -50,6 +50,7 @@ class Preview:
             "applied": self.applied,
             "status": o.status,
             "reason": o.reason,
+            "limit_tokens": o.limit,
             "before": {"messages": len(o.before.items), "tokens": o.tokens_before},
             "after": {"messages": len(o.items), "tokens": o.tokens_after},
             "tokens_saved": o.tokens_saved,
