@@ -21,6 +21,7 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.inspector.comparison import abandoned_note
     from core.replay.compare import basis_text, compare
 
     a = ctx.args
@@ -33,16 +34,20 @@ def run(ctx: CliContext) -> int:
         ctx.emit_json(cmp.to_json())
         return 0
     s = cmp.summary
-    tok = s["input_tokens"]
+    tok, every = s["input_tokens"], s["input_tokens_all_calls"]
+    left_out = abandoned_note(cmp)
     ctx.out.write(
         f"A {cmp.a.trace_id} vs B {cmp.b.trace_id}: main calls {s['main_calls']['a']} / "
-        f"{s['main_calls']['b']}, input tokens {tok['a']:,} / {tok['b']:,} "
+        f"{s['main_calls']['b']}, input tokens of the main agent's calls {tok['a']:,} / "
+        f"{tok['b']:,} "
         f"({basis_text(cmp.a.input_basis) or 'none'} / {basis_text(cmp.b.input_basis) or 'none'}; "
-        f"B/A {tok['ratio']}), compactions {s['compactions']['a']} / {s['compactions']['b']}, "
+        f"B/A {tok['ratio']}), of all calls {every['a']:,} / {every['b']:,}, "
+        f"compactions {s['compactions']['a']} / {s['compactions']['b']}, "
         f"redone tool calls {s['redone_tool_calls']['a']} / {s['redone_tool_calls']['b']}, "
         f"same context in {s['same_context_calls']} calls"
         + (f"; report: {a.html}" if a.html else "")
         + "\n"
+        + (f"{left_out}\n" if left_out else "")
     )
     return 0
 

@@ -36,6 +36,7 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from core.inspector.rerun import input_tokens_text
     from core.replay.rerun import ReplayOptions, replay
 
     a = ctx.args
@@ -50,7 +51,7 @@ def run(ctx: CliContext) -> int:
         lambda out, where: (
             f"trace {out['trace_id']} (replay of {out['source_trace']} from call {a.from_call}): "
             f"{out['calls']} model calls, {out['compactions']} compactions, "
-            f"{out['input_tokens']:,} input tokens, {where}; "
+            f"{input_tokens_text(result)}, {where}; "
             f"redone tool calls {out['redone_tool_calls']}"
         ),
     )

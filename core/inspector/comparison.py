@@ -16,6 +16,7 @@ from typing import Any
 
 from core.context.view import View
 from core.inspector.context_report import ReportRow, report_row
+from core.inspector.wording import counted
 from core.replay.calls import InputBasis
 from core.replay.compare import CallPair, Comparison, basis_text, context_pair
 from core.replay.report import fmt_value, html_report
@@ -35,24 +36,31 @@ class MetricRow:
 
 METRICS = (
     ("main_calls", "main-agent calls"),
-    ("input_tokens", "input tokens (all calls)"),
+    ("input_tokens", "input tokens (main-agent calls)"),
+    ("input_tokens_all_calls", "input tokens (all calls)"),
     ("compactions", "compactions"),
     ("compactions_by_level", "compactions by level"),
     ("redone_tool_calls", "redone tool calls"),
-    ("prefix_cache_reuse", "prefix-cache reuse"),
-    ("tool_calls", "tool calls"),
+    ("prefix_cache_reuse", "prefix-cache reuse (main agent)"),
+    ("tool_calls", "tool calls (all agents)"),
     ("retention_ratio", "retention at the end"),
 )
+"""Summary rows: every figure is of each trace's current path (``core/replay/compare.py``);
+"all calls" and "all agents" include subagents and side branches."""
 
 
 def metric_rows(cmp: Comparison) -> list[MetricRow]:
     out = []
+    bases = {
+        "input_tokens": (cmp.a.input_basis, cmp.b.input_basis),
+        "input_tokens_all_calls": (cmp.a.all_input_basis, cmp.b.all_input_basis),
+    }
     for key, label in METRICS:
         pair = cmp.summary.get(key) or {}
         a, b = pair.get("a"), pair.get("b")
         ta, tb = fmt_value(a), fmt_value(b)
-        if key == "input_tokens":  # each sum says where its calls' inputs come from
-            ta, tb = _with_basis(ta, cmp.a.input_basis), _with_basis(tb, cmp.b.input_basis)
+        if key in bases:  # each sum says where its calls' inputs come from
+            ta, tb = _with_basis(ta, bases[key][0]), _with_basis(tb, bases[key][1])
         out.append(MetricRow(key, label, ta, tb, delta(a, b), a != b))
     same = cmp.summary.get("same_context_calls", 0)
     first = cmp.first_difference
@@ -63,6 +71,21 @@ def metric_rows(cmp: Comparison) -> list[MetricRow]:
                   first is not None)
     )  # fmt: skip
     return out
+
+
+def abandoned_note(cmp: Comparison) -> str | None:
+    """What the figures leave out: calls on branches a rewind abandoned (``None``: none)."""
+    parts = [
+        f"{name} {counted(side.abandoned_calls, 'call')}"
+        for name, side in (("A", cmp.a), ("B", cmp.b))
+        if side.abandoned_calls
+    ]
+    if not parts:
+        return None
+    return (
+        f"Branches abandoned by a rewind are not counted ({' and '.join(parts)}): every "
+        "figure is of each trace's current path."
+    )
 
 
 def _with_basis(text: str, bases: tuple[InputBasis, ...]) -> str:

@@ -22,7 +22,9 @@ from typing import Any, Literal
 
 from core.context.compaction.config import GOAL_MODES
 from core.errors import InvalidInputError
+from core.inspector.wording import counted
 from core.replay.calls import live_calls, main_calls, trace_calls
+from core.replay.compare import counts_text
 from core.replay.rerun import ReplayOptions, ReplayResult, replay_async
 from core.run.config import RunConfig
 from core.run.events import EventBus, RunEvent
@@ -177,8 +179,21 @@ class RerunOutcome:
             diverged += f", then {r.continued_with} answered"
         return (
             f"Replayed into {r.trace_id}: {r.calls:,} calls, {r.compactions:,} compactions, "
-            f"{r.input_tokens:,} input tokens, stopped: {r.stopped}{diverged}."
+            f"{input_tokens_text(r)}, stopped: {r.stopped}{diverged}."
         )
+
+
+def input_tokens_text(r: ReplayResult) -> str:
+    """The replay's input tokens as the comparison's two rows give them: ``492,176 input
+    tokens over all calls (recorded), 488,598 in the 123 main-agent calls (recorded)``."""
+    every = counts_text(r.input_basis_all_calls)
+    main = counts_text(r.input_basis)
+    return (
+        f"{r.input_tokens_all_calls:,} input tokens over all calls"
+        + (f" ({every})" if every else "")
+        + f", {r.input_tokens:,} in the {counted(r.main_calls, 'main-agent call')}"
+        + (f" ({main})" if main else "")
+    )
 
 
 def run_rerun(

@@ -9,6 +9,12 @@ constraints and skills from the whole history the last call still saw) and the s
 metrics of ``core/run/metrics.py:compute`` over each trace's lossless export. Everything
 is JSON-serializable (``Comparison.to_json``); ``context_pair`` gives the contexts of one pair
 for a side-by-side view.
+
+Every figure counts each trace's current path (``core/replay/calls.py:live_calls``,
+``compute(current_path=True)``): the calls, tool calls and compactions on branches a rewind
+abandoned are left out, and only their number is said (``Side.abandoned_calls``). Input
+tokens are summed twice: over the main agent's calls (the calls compared one by one) and
+over all calls (subagents too, ``input_tokens_all_calls``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from core.fields_json import fields_json
 from core.records import ContextItem, Message
 from core.replay.calls import CallRef, InputBasis, live_calls, main_calls, trace_calls
 from core.replay.refmap import RefRenamer, scope_of
-from core.run.metrics import compute
+from core.run.metrics import compute, current_sequences
 from core.store import Store
 from core.store.reader import Reader
 
@@ -86,12 +92,21 @@ class Side:
     """Per main call, where ``input_tokens`` comes from (``CallRef.input_basis``): the
     model's recorded usage, or ctxlens's count (of the request its run sent, else of the
     context)."""
+    all_input_tokens: tuple[int, ...] = ()
+    """Input tokens of every answered call of the current path (main agent, subagents,
+    side branches), in order, measured as ``input_tokens``."""
+    all_input_basis: tuple[InputBasis, ...] = ()
+    abandoned_calls: int = 0
+    """Recorded calls on branches a rewind abandoned (counted in no figure)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             **fields_json(self, "trace_id", "title", "source", "settings", "replay_of", "metrics"),
             "input_tokens": list(self.input_tokens),
             "input_basis": list(self.input_basis),
+            "input_tokens_all_calls": sum(self.all_input_tokens),
+            "input_basis_all_calls": basis_counts(self.all_input_basis),
+            "abandoned_calls": self.abandoned_calls,
             "output_tokens": list(self.output_tokens),
             "call_indexes": list(self.call_indexes),
             "compactions": [c.to_json() for c in self.compactions],
@@ -158,12 +173,13 @@ def compare(store: Store, a: str, b: str) -> Comparison:
     with store.read() as r:
         ta, tb = r.find_trace(a), r.find_trace(b)
         renamer = _renamer(r, ta.id, ta.metadata, tb.id, tb.metadata)
-        calls_a = main_calls(live_calls(r, ta.id, trace_calls(r, ta.id)))
-        calls_b = main_calls(live_calls(r, tb.id, trace_calls(r, tb.id)))
+        every_a, every_b = trace_calls(r, ta.id), trace_calls(r, tb.id)
+        live_a, live_b = live_calls(r, ta.id, every_a), live_calls(r, tb.id, every_b)
+        calls_a, calls_b = main_calls(live_a), main_calls(live_b)
         keys_a = [_keys(r, ta.id, c, renamer) for c in calls_a]
         keys_b = [_keys(r, tb.id, c, RefRenamer()) for c in calls_b]
-        side_a = _side(store, r, ta, calls_a)
-        side_b = _side(store, r, tb, calls_b)
+        side_a = _side(store, r, ta, live_a, len(every_a))
+        side_b = _side(store, r, tb, live_b, len(every_b))
     pairs = []
     for k in range(max(len(calls_a), len(calls_b))):
         ca = calls_a[k] if k < len(calls_a) else None
@@ -261,15 +277,15 @@ def _only(mine: Sequence[str], theirs: Sequence[str]) -> frozenset[int]:
 
 
 # -- one side ------------------------------------------------------------------------------
-def _side(store: Store, r: Reader, trace: Any, calls: list[CallRef]) -> Side:
+def _side(store: Store, r: Reader, trace: Any, live: list[CallRef], recorded: int) -> Side:
+    """One trace: ``live`` are the calls of its current path (``live_calls``), ``recorded``
+    the number of all its calls (the difference: calls on abandoned branches)."""
     meta = trace.metadata or {}
-    metrics = compute(json.loads(export_text(store, trace.id)))
-    inputs = []
-    for c in calls:
-        value = c.input_tokens
-        if value is None:
-            value = token_breakdown(_context(r, trace.id, c))[0]
-        inputs.append(value)
+    export = json.loads(export_text(store, trace.id))
+    metrics = compute(export, current_path=True)
+    calls = main_calls(live)
+    inputs, bases = call_inputs(r, trace.id, calls)
+    every, every_bases = call_inputs(r, trace.id, [c for c in live if c.answered])
     raw = meta.get("run_config")
     config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return Side(
@@ -278,22 +294,46 @@ def _side(store: Store, r: Reader, trace: Any, calls: list[CallRef]) -> Side:
         trace.source,
         {k: config[k] for k in SETTINGS_SHOWN if k in config},
         metrics,
-        tuple(inputs),
+        inputs,
         tuple(c.output_tokens for c in calls),
         tuple(c.call_index for c in calls),
-        _compactions(r, trace.id, calls),
+        _compactions(r, trace.id, calls, current_sequences(export)),
         _retention(r, trace.id, calls),
         meta.get("replay_of") if isinstance(meta.get("replay_of"), dict) else None,
         trace_cost(r, trace.id, load_table()).to_json(),
-        tuple(c.input_basis for c in calls),
+        bases,
+        every,
+        every_bases,
+        recorded - len(live),
     )
 
 
-def _compactions(r: Reader, trace_id: str, calls: list[CallRef]) -> tuple[CompactionMark, ...]:
+def call_inputs(
+    r: Reader, trace_id: str, calls: Sequence[CallRef]
+) -> tuple[tuple[int, ...], tuple[InputBasis, ...]]:
+    """Each call's input tokens and where they come from: the model's recorded usage, else
+    ctxlens's count of the request its run sent, else of the context (a call that recorded
+    neither). The comparison's sums and the re-run's report both read them here."""
+    inputs = []
+    for c in calls:
+        value = c.input_tokens
+        if value is None:
+            value = token_breakdown(_context(r, trace_id, c))[0]
+        inputs.append(value)
+    return tuple(inputs), tuple(c.input_basis for c in calls)
+
+
+def _compactions(
+    r: Reader, trace_id: str, calls: list[CallRef], current: set[int]
+) -> tuple[CompactionMark, ...]:
+    """The compactions of the current path (``current``: its sequences; one anchored on a
+    branch a rewind abandoned is left out)."""
     heads = [c.head if c.head is not None else -1 for c in calls]
     out = []
     for ev in r.compactions(trace_id):
         at = ev.at_sequence
+        if at is not None and at not in current:
+            continue
         k = next((n for n, h in enumerate(heads) if at is not None and h >= at), None)
         layers = tuple((ev.details or {}).get("layers") or (ev.level,))
         out.append(
@@ -335,16 +375,21 @@ def _summary(a: Side, b: Side, pairs: list[CallPair]) -> dict[str, Any]:
     def both(key: str) -> dict[str, Any]:
         return {"a": a.metrics.get(key), "b": b.metrics.get(key)}
 
-    ia, ib = sum(a.input_tokens), sum(b.input_tokens)
+    def sums(x: Sequence[int], y: Sequence[int]) -> dict[str, Any]:
+        ia, ib = sum(x), sum(y)
+        return {"a": ia, "b": ib, "delta": ib - ia, "ratio": round(ib / ia, 4) if ia else None}
+
     return {
         "main_calls": {"a": len(a.input_tokens), "b": len(b.input_tokens)},
-        "input_tokens": {
-            "a": ia,
-            "b": ib,
-            "delta": ib - ia,
-            "ratio": round(ib / ia, 4) if ia else None,
-        },
+        "input_tokens": sums(a.input_tokens, b.input_tokens),
         "input_basis": {"a": basis_counts(a.input_basis), "b": basis_counts(b.input_basis)},
+        "all_calls": {"a": len(a.all_input_tokens), "b": len(b.all_input_tokens)},
+        "input_tokens_all_calls": sums(a.all_input_tokens, b.all_input_tokens),
+        "input_basis_all_calls": {
+            "a": basis_counts(a.all_input_basis),
+            "b": basis_counts(b.all_input_basis),
+        },
+        "abandoned_calls": {"a": a.abandoned_calls, "b": b.abandoned_calls},
         "compactions": {"a": len(a.compactions), "b": len(b.compactions)},
         "compactions_by_level": both("compactions"),
         "redone_tool_calls": both("redone_tool_calls"),
@@ -369,12 +414,16 @@ def basis_counts(bases: Sequence[InputBasis]) -> dict[str, int]:
 def basis_text(bases: Sequence[InputBasis]) -> str:
     """A sum's source in words: ``recorded``, ``counted``, ``2 recorded, 1 counted``
     ("" for no call); the comparison window, its HTML report and the CLI say the same."""
-    n = basis_counts(bases)
-    if not bases:
+    return counts_text(basis_counts(bases))
+
+
+def counts_text(n: Mapping[str, int]) -> str:
+    """``basis_text`` of ``basis_counts`` (a re-run's report keeps only the counts)."""
+    if not n.get("recorded") and not n.get("counted"):
         return ""
-    if not n["counted"]:
+    if not n.get("counted"):
         return "recorded"
-    if not n["recorded"]:
+    if not n.get("recorded"):
         return "counted"
     return f"{n['recorded']:,} recorded, {n['counted']:,} counted"
 

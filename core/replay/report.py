@@ -99,13 +99,14 @@ def _summary_table(cmp: Comparison) -> str:
     s = cmp.summary
     names = [
         ("main_calls", "main-agent calls"),
-        ("input_tokens", "input tokens (sum over calls)"),
-        ("cost_usd", "cost, USD (priced calls; none: no price)"),
+        ("input_tokens", "input tokens (main-agent calls)"),
+        ("input_tokens_all_calls", "input tokens (all calls)"),
+        ("cost_usd", "cost, USD (every recorded call, abandoned branches too; none: no price)"),
         ("compactions", "compactions"),
         ("compactions_by_level", "compactions by level"),
         ("redone_tool_calls", "redone tool calls"),
-        ("prefix_cache_reuse", "prefix-cache reuse"),
-        ("tool_calls", "tool calls"),
+        ("prefix_cache_reuse", "prefix-cache reuse (main agent)"),
+        ("tool_calls", "tool calls (all agents)"),
         ("retention_ratio", "retention at the end (contract facts kept)"),
     ]
     rows = []
@@ -117,6 +118,9 @@ def _summary_table(cmp: Comparison) -> str:
         if key == "input_tokens":  # where the calls' inputs come from
             ta += _basis(cmp.a.input_basis)
             tb += _basis(cmp.b.input_basis)
+        elif key == "input_tokens_all_calls":
+            ta += _basis(cmp.a.all_input_basis)
+            tb += _basis(cmp.b.all_input_basis)
         rows.append([f"<td>{_e(label)}</td>", f"<td{cls}>{ta}</td>", f"<td{cls}>{tb}</td>"])
     first = cmp.first_difference
     rows.append(

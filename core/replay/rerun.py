@@ -27,6 +27,7 @@ from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer
 from core.llm.settings import ModelSettings
 from core.records import Message, NewMessage
 from core.replay.calls import CallRef, live_calls, main_calls, trace_calls
+from core.replay.compare import basis_counts, call_inputs
 from core.replay.endpoint import EndpointModel, describe
 from core.replay.prefix import Copied, Cut, copy_prefix, covering, cut_before
 from core.replay.recorded import OnDiverge, RecordedModel, ReplayDiverged
@@ -79,6 +80,8 @@ class ReplayResult:
     compactions: int
     compaction_levels: dict[str, int]
     input_tokens: int
+    """Input tokens of the main agent's calls, summed as the comparison sums them
+    (``core/replay/compare.py:call_inputs``: the recorded usage, else ctxlens's count)."""
     diverged: ReplayDiverged | None
     reproduced_calls: int
     recorded_replies: int
@@ -89,10 +92,25 @@ class ReplayResult:
     continued_with: str | None = None
     """What answered after the divergence: the demo's scripted model, a configured
     endpoint (its model and URL, never its key), or ``None`` (stopped)."""
+    main_calls: int = 0
+    """The main agent's answered calls (whose inputs ``input_tokens`` sums)."""
+    input_basis: dict[str, int] = field(default_factory=dict)
+    """Of those calls, how many inputs are recorded usage and how many ctxlens counted
+    (``core/replay/compare.py:basis_counts``)."""
+    all_calls: int = 0
+    """Answered calls of every agent (subagents and side branches too)."""
+    input_tokens_all_calls: int = 0
+    input_basis_all_calls: dict[str, int] = field(default_factory=dict)
+    input_tokens_counted: int = 0
+    """ctxlens's own count of the main agent's contexts (``cumulative_input_tokens`` of
+    ``core/run/metrics.py:compute``; what ``input_tokens`` said before hcmp)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             **fields_json(self, "trace_id", "calls", "compactions", "input_tokens"),
+            **fields_json(self, "main_calls", "input_basis", "all_calls"),
+            **fields_json(self, "input_tokens_all_calls", "input_basis_all_calls"),
+            **fields_json(self, "input_tokens_counted"),
             "diverged_at": self.diverged.call_index if self.diverged else None,
             "divergence": self.diverged.to_json() if self.diverged else None,
             "source_trace": self.source,
@@ -325,6 +343,9 @@ def _result(
         n_calls = r.llm_call_count(target)
         compactions = r.compactions(target)
         meta = dict(r.trace(target).metadata or {})
+        live = live_calls(r, target, trace_calls(r, target))
+        main, main_basis = call_inputs(r, target, main_calls(live))
+        every, every_basis = call_inputs(r, target, [c for c in live if c.answered])
     diverged = model.diverged
     if diverged is not None:
         diverged = ReplayDiverged(
@@ -347,7 +368,7 @@ def _result(
         calls=n_calls,
         compactions=len(compactions),
         compaction_levels=dict(metrics["compactions"]),
-        input_tokens=int(metrics["cumulative_input_tokens"]),
+        input_tokens=sum(main),
         diverged=diverged,
         reproduced_calls=model.reproduced(),
         recorded_replies=sum(1 for s in served if s.mode == "recorded"),
@@ -356,6 +377,12 @@ def _result(
         copied=copied.to_json(),
         elapsed_s=time.perf_counter() - started,
         continued_with=_continued_with(mode, opts),
+        main_calls=len(main),
+        input_basis=basis_counts(main_basis),
+        all_calls=len(every),
+        input_tokens_all_calls=sum(every),
+        input_basis_all_calls=basis_counts(every_basis),
+        input_tokens_counted=int(metrics["cumulative_input_tokens"]),
     )
     summary = {k: v for k, v in result.to_json().items() if k not in ("trace_id", "settings")}
     with store.write() as w:

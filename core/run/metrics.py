@@ -8,12 +8,17 @@ redone tool calls, prefix-cache reuse, cumulative input tokens, compactions by l
 - ``prefix_cache_reuse``: over consecutive calls of the main agent, tokens of the longest
   shared message prefix / input tokens of the later call (what a provider prompt cache can
   reuse).
+
+``compute(export)`` counts everything the trace recorded; ``compute(export,
+current_path=True)`` counts the run as it stands (what a comparison shows): the calls,
+tool calls and compactions on the main path from the head and on the side branches forked
+from it, without the branches a rewind abandoned (``current_sequences``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from core.agents import is_main_agent
@@ -24,10 +29,21 @@ from core.records import ContextItem, Message, MessageKind, canonical_call, deco
 SYNTHETIC_KINDS: frozenset[MessageKind] = frozenset({"injected_context", "injected_skill"})
 
 
-def compute(export: Mapping[str, Any]) -> dict[str, Any]:
+def compute(export: Mapping[str, Any], current_path: bool = False) -> dict[str, Any]:
+    """The metrics of ``export``; ``current_path``: of the run as it stands only."""
     trace_id = export["trace"]["id"]
     messages = {m["sequence"]: message_from_json(trace_id, m) for m in export["messages"]}
-    calls = [c for c in export["llm_calls"] if is_main_agent(c)]
+    records: list[Mapping[str, Any]] = list(export["llm_calls"])
+    compactions: list[Mapping[str, Any]] = list(export["compactions"])
+    counted: Iterable[Message] = messages.values()
+    if current_path:
+        live = current_sequences(export, messages)
+        records = [c for c in records if _anchor(c) is None or _anchor(c) in live]
+        compactions = [
+            c for c in compactions if c["at_sequence"] in live or c["at_sequence"] is None
+        ]
+        counted = [m for m in messages.values() if m.sequence in live]
+    calls = [c for c in records if is_main_agent(c)]
     contexts = [list(decode_items(c["context"])) for c in calls]
     rendered = [[render_item(i, messages) for i in ctx] for ctx in contexts]
     sizes = [[_tokens(i, messages) for i in ctx] for ctx in contexts]
@@ -42,17 +58,17 @@ def compute(export: Mapping[str, Any]) -> dict[str, Any]:
             prefix += size
         shared += prefix
         later += inputs[n]
-    levels = Counter(str(c["level"]) for c in export["compactions"])
+    levels = Counter(str(c["level"]) for c in compactions)
     layers: Counter[str] = Counter()
-    for c in export["compactions"]:
+    for c in compactions:
         for layer in (c.get("details") or {}).get("layers", []) or [c["level"]]:
             layers[str(layer)] += 1
     return {
-        "llm_calls": len(export["llm_calls"]),
+        "llm_calls": len(records),
         "main_llm_calls": len(calls),
         "tool_calls": sum(
             len(m.tool_calls)
-            for m in messages.values()
+            for m in counted
             if m.role == "assistant" and m.kind not in SYNTHETIC_KINDS
         ),
         "compactions": dict(sorted(levels.items())),
@@ -63,23 +79,56 @@ def compute(export: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _anchor(call: Mapping[str, Any]) -> int | None:
+    """Where a recorded call stands: its reply, else (a failed call) the head it saw."""
+    reply = call.get("response_sequence")
+    return reply if reply is not None else call.get("head_sequence")
+
+
 def live_sequences(export: Mapping[str, Any], messages: Mapping[int, Message]) -> set[int]:
     """The main path from the head, plus subagent branches forked from it (what the run
     did as it stands now; branches abandoned by a rewind are not part of it)."""
+    links = {s: (m.parent_sequence, m.branch_type) for s, m in messages.items()}
+    return _forked_from_path(export["trace"]["head"], links, lambda kind: kind == "subagent")
+
+
+def current_sequences(
+    export: Mapping[str, Any], messages: Mapping[int, Message] | None = None
+) -> set[int]:
+    """The main path from the head, plus every side branch forked from it (subagents,
+    compaction summaries, reflections): the trace's current path as
+    ``core/replay/calls.py:live_calls`` reads it from the store, without the branches a
+    rewind abandoned. Without ``messages``, read from the export's message dicts."""
+    if messages is None:
+        links = {
+            m["sequence"]: (m["parent_sequence"], m["branch_type"]) for m in export["messages"]
+        }
+    else:
+        links = {s: (m.parent_sequence, m.branch_type) for s, m in messages.items()}
+    return _forked_from_path(export["trace"]["head"], links, lambda kind: kind is not None)
+
+
+def _forked_from_path(
+    head: int | None,
+    links: Mapping[int, tuple[int | None, str | None]],
+    side: Callable[[str | None], bool],
+) -> set[int]:
+    """The path from ``head`` (parent links), plus the messages of the side branches
+    (``side(branch_type)``) whose first message hangs off it."""
     path: set[int] = set()
-    seq = export["trace"]["head"]
+    seq = head
     while seq is not None:
         path.add(seq)
-        seq = messages[seq].parent_sequence
+        seq = links[seq][0]
     live = set(path)
-    for m in messages.values():
-        if m.branch_type != "subagent":
+    for sequence, (_, kind) in links.items():
+        if not side(kind):
             continue
-        up: int | None = m.sequence
-        while up is not None and messages[up].branch_type == "subagent":
-            up = messages[up].parent_sequence
+        up: int | None = sequence
+        while up is not None and side(links[up][1]):
+            up = links[up][0]
         if up in path:
-            live.add(m.sequence)
+            live.add(sequence)
     return live
 
 

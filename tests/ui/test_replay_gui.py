@@ -361,6 +361,17 @@ def test_rerun_with_a_smaller_window_opens_the_comparison(
     assert compactions[1] > compactions[0]
     assert rows["input_tokens"].delta.startswith("-"), "a smaller window sends fewer tokens"
     assert rows["redone_tool_calls"].a == rows["redone_tool_calls"].b == "0"
+    # the dialog's report and the comparison give the same input figures, each row says
+    # which calls it sums (it read "all calls" over the main agent's, hcmp)
+    r = outcome.result
+    assert rows["input_tokens"].label == "input tokens (main-agent calls)"
+    assert rows["input_tokens"].b == f"{r.input_tokens:,} (recorded)"
+    assert rows["input_tokens_all_calls"].label == "input tokens (all calls)"
+    assert rows["input_tokens_all_calls"].b == f"{r.input_tokens_all_calls:,} (recorded)"
+    assert r.input_tokens_all_calls > r.input_tokens
+    said = dialog.status.text()
+    assert f"{r.input_tokens_all_calls:,} input tokens over all calls (recorded)" in said
+    assert f"{r.input_tokens:,} in the {r.main_calls:,} main-agent calls (recorded)" in said
     assert view.chart.series == {"a": cmp.a.input_tokens, "b": cmp.b.input_tokens}
     assert view.calls.rowCount() == len(cmp.pairs)
 

@@ -33,6 +33,7 @@ from core.inspector.comparison import (
     MetricRow,
     RetentionRow,
     SettingRow,
+    abandoned_note,
     call_delta,
     call_text,
     context_diff,
@@ -377,6 +378,9 @@ def _heading(cmp: Comparison) -> str:
     warning = length_warning(len(a.input_tokens), len(b.input_tokens))
     if warning:
         lines.append(f"<b>⚠ {escape(warning)}</b>")
+    left_out = abandoned_note(cmp)
+    if left_out:
+        lines.append(escape(left_out))
     return "<br>".join(lines)
 
 
