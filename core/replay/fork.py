@@ -15,6 +15,7 @@ from typing import Literal
 
 from core.agents import is_main_agent
 from core.errors import InvalidInputError
+from core.lineage import fork_title
 from core.llm.settings import ModelSettings
 from core.replay.calls import CallRef, live_calls, trace_calls
 from core.replay.rerun import ReplayOptions
@@ -59,6 +60,6 @@ def fork_options(
         calls = trace_calls(r, source.id)
         live = live_calls(r, source.id, calls)
     at = fork_call(live, sequence)
-    name = f"Fork of {source.title} at #{sequence} (edited {message.role} message)"
+    name = fork_title(source.title, sequence, message.role)
     opts = ReplayOptions(at, (), on_diverge, name, edit=(sequence, content), endpoint=endpoint)
     return source.id, opts
