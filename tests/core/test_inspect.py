@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.context.budget import Budget, budget_from_metadata
+from core.context.budget import DEFAULT_LIMITS_TEXT, Budget, budget_from_metadata, budget_of
 from core.context.view import current_items, current_view, token_breakdown
 from core.inspector.bands import bands
 from core.inspector.branches import branches, fork_badges
@@ -294,6 +294,23 @@ def test_budget_from_metadata_and_defaults(sample: Trace) -> None:
     assert Budget().status(0) == "ok" and Budget().status(40_000) == "over hard"
     marks = [v for _, v in Budget().markers()]
     assert marks == sorted(marks)
+
+
+def test_limits_words_say_where_the_window_came_from() -> None:
+    """Review 10: the window and the limits are named from one place, and truly."""
+    defaults = budget_of("ctxlens", None)
+    assert defaults.window_text() == "128,000 (defaults)"
+    assert defaults.limits_note() == defaults.limits_text() == DEFAULT_LIMITS_TEXT
+    run = budget_of("ctxlens", {"budget": {"context_window": 8000}})
+    assert run.window_text() == "8,000 (config)" and run.limits_note() == ""
+    assert run.limits_text() == "limits from the trace"
+    proxied = budget_of("proxy", {"model": "gpt-4o", "proxy": {"api": "chat"}})
+    assert proxied.source == "imported" and proxied.window_source == "model-table"
+    assert proxied.soft is None and proxied.hard is None and proxied.threshold is None
+    assert proxied.limits_note() == ""
+    assert proxied.limits_text().endswith("; no runtime budgets on another tool's trace")
+    unnamed = budget_of("proxy", {"proxy": {"api": "chat"}})
+    assert unnamed.window is None and unnamed.status(10) == "window unknown"
 
 
 def test_fuzzy() -> None:
