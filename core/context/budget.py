@@ -71,6 +71,9 @@ class LimitLeft:
         }
 
 
+DEFAULT_LIMITS_TEXT = "limits: defaults, the trace recorded none"
+
+
 @dataclass(frozen=True)
 class Budget:
     window: int | None = DEFAULT_WINDOW
@@ -80,8 +83,9 @@ class Budget:
     source: str = "defaults"
     """``trace`` when read from trace metadata, ``defaults`` otherwise, ``imported`` for
     another tool's trace (no runtime limits)."""
-    window_source: str = "config"
-    """Where ``window`` comes from: ``trace``, ``model-table``, ``config`` or ``unknown``."""
+    window_source: str = "defaults"
+    """Where ``window`` comes from: ``trace``, ``model-table``, ``config`` (a run's, recorded
+    in its trace), ``defaults`` (ctxlens's, for a run that recorded none) or ``unknown``."""
     window_detail: str = ""
     auto_compact: int | None = None
     """The tokens at which the tool compacted on its own (recorded, imported traces)."""
@@ -133,6 +137,22 @@ class Budget:
             return "over window"
         return "near window" if tokens >= 0.8 * self.window else "ok"
 
+    def limits_text(self) -> str:
+        """Where the limits come from, in words (the Budget pane's line): another tool's
+        trace (imported, or recorded by the proxy) has its window and no runtime budgets;
+        a ctxlens trace, the budget it recorded or the defaults."""
+        if self.source == "imported":  # an unknown window is already the status beside this
+            window = f"window {self.window_text()}; " if self.window is not None else ""
+            return f"{window}no runtime budgets on another tool's trace"
+        if self.source == "defaults":
+            return DEFAULT_LIMITS_TEXT
+        return "limits from the trace"
+
+    def limits_note(self) -> str:
+        """``limits_text`` where the words beside the window do not say it already (the
+        Context pane's summary): the defaults, whose window reads "(defaults)" with it."""
+        return DEFAULT_LIMITS_TEXT if self.source == "defaults" else ""
+
     def window_text(self) -> str:
         """``200,000 (model table)``, ``unknown``: the window as a person reads it."""
         if self.window is None:
@@ -178,6 +198,7 @@ def budget_from_metadata(metadata: Any) -> Budget:
         hard=_int(meta.get("hard"), DEFAULT_HARD),
         threshold_ratio=float(ratio) if isinstance(ratio, (int, float)) else DEFAULT_THRESHOLD,
         source="trace",
+        window_source="config",
     )
 
 

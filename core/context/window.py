@@ -16,9 +16,11 @@ from typing import Any
 
 TABLE = Path(__file__).with_name("data") / "model_windows.json"
 IMPORTED = frozenset(
-    {"claude-code", "codex", "inspect", "openai", "openhands", "otel", "swe-agent"}
+    {"claude-code", "codex", "inspect", "openai", "openhands", "otel", "swe-agent", "proxy"}
 )
-"""Trace sources written by an importer (another tool's limits, not the runtime's)."""
+"""Trace sources of another tool, whose limits are that tool's, not the runtime's: written
+by an importer, or recorded by the proxy from the calls an agent made (review 10: a proxy
+trace was given the runtime's 128,000-token window as "config", beside "limits: defaults")."""
 _BOUNDARY = "-.:@_ "
 
 
@@ -26,7 +28,7 @@ _BOUNDARY = "-.:@_ "
 class Window:
     tokens: int | None
     source: str
-    """``trace``, ``model-table``, ``config`` or ``unknown``."""
+    """``trace``, ``model-table``, ``config``, ``defaults`` or ``unknown``."""
     detail: str = ""
     """What the number rests on (the field, the table row's source and date)."""
 

@@ -48,6 +48,7 @@ from core.delegation.store import (
     snapshots,
 )
 from core.errors import CtxlensError
+from core.lineage import child_title
 from core.run.tools import Tool, ToolContext, ToolRegistry, ToolResult
 
 AGENT = "agent"
@@ -110,6 +111,8 @@ class _Call:
     existing: bool
     grants: tuple[RefGrant, ...]
     call_sequence: int
+    title: str
+    """A new child's trace title (``core/lineage.py:child_title``)."""
 
 
 async def delegate(parent: Any, args: dict[str, Any]) -> ToolResult:
@@ -169,6 +172,7 @@ def _check(parent: Any, name: str, raw: dict[str, Any]) -> _Call:
         local = catalogue(snapshots(r, here.trace_id), grants_held(r, here.trace_id))
         path = f"{here.name}/{name}"
         existing = next((c for c in children(r, here.trace_id) if c.name == path), None)
+        title = child_title(path, brief.objective, r.trace(here.root_trace_id).metadata)
     child_id = existing.trace_id if existing else uuid.uuid4().hex[:16]
     seq = parent.call_message.sequence
     grants = plan_grants(
@@ -180,7 +184,9 @@ def _check(parent: Any, name: str, raw: dict[str, Any]) -> _Call:
         limits=limits,
     )
     approved_v = normalize_brief(approved, inherited, limits).version
-    return _Call(here, anchor, brief, approved_v, path, child_id, existing is not None, grants, seq)
+    return _Call(
+        here, anchor, brief, approved_v, path, child_id, existing is not None, grants, seq, title
+    )
 
 
 def _record(parent: Any, call: _Call) -> BriefVersion:
@@ -188,7 +194,7 @@ def _record(parent: Any, call: _Call) -> BriefVersion:
     with parent.store.write() as w:
         if not call.existing:
             w.create_trace(
-                f"{call.path}: {call.brief.objective[:60]}",
+                call.title,
                 "ctxlens-delegation",
                 {METADATA_KEY: {"root": call.here.root_trace_id, "parent": call.here.trace_id}},
                 call.child_id,

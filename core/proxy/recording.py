@@ -133,15 +133,15 @@ class Recorder:
         keys = [message_key(m) for m in messages]
         with self.store.write() as w:
             earlier = _previous_response(w, fields) if api == "responses" else None
+            model, stream = str(fields.get("model") or ""), bool(fields.get("stream"))
             if earlier is not None and not req.header(TRACE_HEADER):
                 trace_id = earlier[0]
             else:
-                trace_id = self._trace_for(w, api, req, messages, keys)
+                trace_id = self._trace_for(w, api, req, messages, keys, model)
             context = self._sequences(w, trace_id, messages, keys)
             if earlier is not None and earlier[0] == trace_id:
                 context = _continued(earlier[1], context, messages)
             sha = hashlib.sha256(req.body).hexdigest()
-            model, stream = str(fields.get("model") or ""), bool(fields.get("stream"))
             c = t.proxy_requests.c
             index = w.next_index(c.call_index, c.trace_id, trace_id)
             p = Pending(0, trace_id, index, api, model, stream, sha, context, keys, secrets)
@@ -153,28 +153,35 @@ class Recorder:
         return p
 
     def _trace_for(
-        self, w: Writer, api: str, req: Request, messages: list[NewMessage], keys: list[str]
-    ) -> str:
+        self, w: Writer, api: str, req: Request, messages: list[NewMessage], keys: list[str],
+        model: str,
+    ) -> str:  # fmt: skip
         named = req.header(TRACE_HEADER)
         if named:
-            return self._named_trace(w, api, named.strip())
+            return self._named_trace(w, api, named.strip(), model)
         found = self.conversations.find(keys)
-        return found if found is not None else self._new_trace(w, api, _title(messages)).id
+        return found if found is not None else self._new_trace(w, api, _title(messages), model).id
 
-    def _named_trace(self, w: Writer, api: str, name: str) -> str:
+    def _named_trace(self, w: Writer, api: str, name: str, model: str) -> str:
         """The trace the user named: its id is the name when that is a valid id and no
         other tool's trace has it, else a stable id derived from the name."""
         derived = "proxy-" + hashlib.sha256(name.encode()).hexdigest()[:12]
         for tid in (name, derived) if _TRACE_ID.match(name) else (derived,):
             row = w.conn.execute(select(t.traces.c.source).where(t.traces.c.id == tid)).first()
             if row is None:
-                return self._new_trace(w, api, name, tid).id
+                return self._new_trace(w, api, name, model, tid).id
             if row[0] == "proxy":
                 return tid
-        return self._new_trace(w, api, name).id
+        return self._new_trace(w, api, name, model).id
 
-    def _new_trace(self, w: Writer, api: str, title: str, tid: str | None = None) -> Trace:
-        meta = {"proxy": {"api": api, "upstream": self.upstream}}
+    def _new_trace(
+        self, w: Writer, api: str, title: str, model: str, tid: str | None = None
+    ) -> Trace:
+        """A new proxy trace; ``model``, the first call's, names the window the inspector
+        reads from the model table (``core/context/window.py:imported_window``)."""
+        meta: dict[str, Any] = {"proxy": {"api": api, "upstream": self.upstream}}
+        if model:
+            meta["model"] = model
         return w.create_trace(title, "proxy", metadata=meta, trace_id=tid)
 
     def _sequences(

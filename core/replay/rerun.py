@@ -23,6 +23,7 @@ from typing import Any, Literal
 from core.errors import InvalidInputError
 from core.exporters.ctxlens_json import export_text
 from core.fields_json import fields_json
+from core.lineage import replay_title
 from core.llm import ChatClient, ModelCompactionSummarizer, ModelServer
 from core.llm.settings import ModelSettings
 from core.records import Message, NewMessage
@@ -222,8 +223,7 @@ def _new_trace(
     meta = dict(source.metadata or {})
     carried = {k: meta[k] for k in carried_keys() if k in meta}
     scope = scope_of(source.id, meta)
-    settings = f" ({', '.join(opts.settings)})" if opts.settings else ""
-    title = opts.title or f"Replay of {source.title} from call {opts.from_call}{settings}"
+    title = opts.title or replay_title(source.title, opts.from_call, opts.settings)
     metadata = {
         **carried,
         "ref_scope": scope,

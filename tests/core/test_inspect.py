@@ -8,13 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.context.budget import Budget, budget_from_metadata
+from core.context.budget import DEFAULT_LIMITS_TEXT, Budget, budget_from_metadata, budget_of
 from core.context.view import current_items, current_view, token_breakdown
 from core.inspector.bands import bands
 from core.inspector.branches import branches, fork_badges
 from core.inspector.context_report import call_report, current_report, diff_items
 from core.inspector.detail import guess_format, message_detail
-from core.inspector.fuzzy import fuzzy_filter, fuzzy_score
+from core.inspector.fuzzy import (
+    PREFIX,
+    SCATTERED,
+    SUBSTRING,
+    WORD_START,
+    alignment,
+    fuzzy_filter,
+    fuzzy_score,
+    match_tier,
+    word_starts,
+)
 from core.inspector.goals import goal_key, goal_outline
 from core.inspector.membership import context_membership, iter_current
 from core.inspector.panels import grant_rows, skill_rows
@@ -286,9 +296,51 @@ def test_budget_from_metadata_and_defaults(sample: Trace) -> None:
     assert marks == sorted(marks)
 
 
+def test_limits_words_say_where_the_window_came_from() -> None:
+    """Review 10: the window and the limits are named from one place, and truly."""
+    defaults = budget_of("ctxlens", None)
+    assert defaults.window_text() == "128,000 (defaults)"
+    assert defaults.limits_note() == defaults.limits_text() == DEFAULT_LIMITS_TEXT
+    run = budget_of("ctxlens", {"budget": {"context_window": 8000}})
+    assert run.window_text() == "8,000 (config)" and run.limits_note() == ""
+    assert run.limits_text() == "limits from the trace"
+    proxied = budget_of("proxy", {"model": "gpt-4o", "proxy": {"api": "chat"}})
+    assert proxied.source == "imported" and proxied.window_source == "model-table"
+    assert proxied.soft is None and proxied.hard is None and proxied.threshold is None
+    assert proxied.limits_note() == ""
+    assert proxied.limits_text().endswith("; no runtime budgets on another tool's trace")
+    unnamed = budget_of("proxy", {"proxy": {"api": "chat"}})
+    assert unnamed.window is None and unnamed.status(10) == "window unknown"
+
+
 def test_fuzzy() -> None:
     names = ["Rewind to selected message", "Open store…", "Toggle dark theme", "Search"]
     assert fuzzy_filter("rw", names)[0] == 0
     assert fuzzy_filter("dark", names) == [2]
     assert fuzzy_score("zz", "abc") is None
     assert fuzzy_filter("", names) == [0, 1, 2, 3]
+
+
+def test_fuzzy_ranks_prefix_and_word_starts_above_scattered_matches() -> None:
+    labels = [
+        "View: Command palette…",  # c-o-m in "Command", p in "palette": scattered
+        "Navigate: Back to main path",  # c, o, m, p one per word: scattered
+        "Run: Compare traces…",
+        "Run: Compact…",
+    ]
+    assert [labels[i] for i in fuzzy_filter("comp", labels)] == [
+        "Run: Compact…",  # both name prefixes; the shorter first
+        "Run: Compare traces…",
+        "View: Command palette…",  # then the best scattered alignment
+        "Navigate: Back to main path",
+    ]
+    assert match_tier("comp", labels[3]) == PREFIX
+    assert match_tier("run comp", labels[3]) == WORD_START
+    assert match_tier("pare", labels[2]) == SUBSTRING
+    assert match_tier("comp", labels[0]) == SCATTERED
+    assert match_tier("zz", labels[0]) is None
+    # within the scattered tier, word starts and runs win: "cp" is Command palette's initials
+    assert fuzzy_filter("cp", labels)[0] == 0
+    assert word_starts("goTo x2") == [True, False, True, False, False, True, True]
+    # a consecutive run beats the same letters spread out
+    assert (alignment("abc", "xabcx") or 0) > (alignment("abc", "xaxbxcx") or 0)

@@ -139,5 +139,9 @@ def test_without_an_endpoint_the_fork_dialog_does_not_offer_one(
     dialog = window.replay.fork_dialog
     qtbot.waitUntil(dialog.isVisible)
     values = [dialog.after.itemData(i) for i in range(dialog.after.count())]
-    assert "endpoint" not in values and values[0] == "auto"
+    assert "endpoint" not in values
+    # the sample trace has no offline model either (review 8: "the demo's scripted model"
+    # was offered here, and refused when chosen): stop is the one choice, and why is said
+    assert values == ["stop"]
+    assert dialog.no_model.isVisible() and "CTXLENS_BASE_URL" in dialog.no_model.text()
     dialog.close()

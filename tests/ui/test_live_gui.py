@@ -128,3 +128,40 @@ def test_a_bad_otlp_address_is_refused_in_words(window: MainWindow, qtbot: Any) 
     pane.otlp_box.setChecked(True)
     assert not pane.otlp_box.isChecked()
     assert errors and "expected HOST:PORT" in str(errors[0])
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 720)])
+def test_every_source_row_is_in_view_with_all_three_on(
+    qtbot: Any, settings: Any, sample_path: Path, size: tuple[int, int]
+) -> None:
+    """Review 6: with the watcher, the OTLP receiver and the proxy on, the Sources table
+    showed one row ("Watched folders") and a scroll bar: the dock's layout squeezed it to
+    make room for the switches. Every source's row is now inside the table's viewport
+    (the switches scroll instead), at the default size and at 1280×720."""
+    import socket
+
+    from tests.ui.conftest import open_window
+
+    window = open_window(qtbot, settings, sample_path, size)
+    pane = _pane(window)
+    window.docks["sources"].raise_()
+    pane.watch_box.setChecked(True)
+    pane.otlp_edit.setText("127.0.0.1:0")
+    pane.otlp_box.setChecked(True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pane.proxy_listen.setText(f"127.0.0.1:{port}")
+    pane.proxy_upstream.setText("http://127.0.0.1:9/v1")
+    pane.proxy_box.setChecked(True)
+    kinds = lambda: {r.kind for r in pane.model.records}  # noqa: E731
+    qtbot.waitUntil(lambda: pane.refresh() or len(kinds()) == 3, timeout=10_000)
+    settle(qtbot, window)
+    table, model = pane.table, pane.model
+    assert table.isVisible() and window.size().width() == size[0]
+    viewport = table.viewport().rect()
+    for row in range(model.rowCount()):
+        cell = table.visualRect(model.index(row, 0))
+        assert viewport.contains(cell), (row, model.records[row].name, cell, viewport)
+    assert not table.verticalScrollBar().isVisible()
+    window.sources.stop_all()

@@ -16,7 +16,7 @@ import pytest
 from core.live.source import SourceStatus
 from core.store import Store
 from tests.servers.fake_upstream import FakeUpstream, Reply
-from tests.ui.conftest import open_window
+from tests.ui.conftest import open_window, settle
 from tests.ui.test_live_gui import _pane, _tool_folders  # noqa: F401 (an autouse fixture)
 from ui.main_window import MainWindow
 from ui.panes.sources import SourcesPane
@@ -120,3 +120,49 @@ def test_a_bad_upstream_is_refused_in_words(opened: Callable[[], MainWindow]) ->
         pane.proxy_box.setChecked(True)
         assert not pane.proxy_box.isChecked() and words in str(errors[-1])
     assert not any(s.kind == "proxy" for s in pane.model.records)
+
+
+def test_a_proxy_trace_has_its_model_s_window_and_no_runtime_budgets(
+    qtbot: Any, settings: AppSettings, opened: Callable[[], MainWindow]
+) -> None:
+    """Review 10: a proxy trace read "0% of the 128,000-token window (config)" beside
+    "limits: defaults (the trace recorded none)" — the runtime's default window, called
+    configured, and its budgets drawn on another agent's calls. The proxied agent's window
+    is its model's (the dated model table, as for an import), with no runtime budgets, and
+    the Context and Budget panes say the same."""
+    from core.context.window import table_window
+
+    window = opened()
+    pane = _pane(window)
+    port = _free_port()
+    model = "gpt-4o-2024-08-06"
+    known = table_window(model)
+    assert known is not None and known.tokens is not None
+    with FakeUpstream() as upstream:
+        upstream.replies.append(Reply("Paris."))
+        pane.proxy_listen.setText(f"127.0.0.1:{port}")
+        pane.proxy_upstream.setText(upstream.url + "/v1")
+        pane.proxy_box.setChecked(True)
+        qtbot.waitUntil(lambda: _proxy(pane).state == "listening", timeout=10_000)
+        before = {t.id for t in window.traces.model.records}
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY,
+                               max_retries=0)  # fmt: skip
+        client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "Capital of France?"}]
+        )
+        qtbot.waitUntil(lambda: len(window.traces.model.records) == len(before) + 1, timeout=10_000)
+        (trace,) = [t for t in window.traces.model.records if t.id not in before]
+        pane.proxy_box.setChecked(False)
+        window.sources.stop_all()
+    window.open_trace(trace.id)
+    settle(qtbot, window)
+    qtbot.waitUntil(lambda: "Computing" not in window.context.summary.text(), timeout=20_000)
+    summary = window.context.summary.text()
+    assert f"of the {known.tokens:,}-token window (model table)" in summary, summary
+    assert "(config)" not in summary and "limits: defaults" not in summary
+    qtbot.waitUntil(lambda: "no runtime budgets" in window.budget.status.text(), timeout=20_000)
+    budget = window.budget.status.text()
+    assert f"window {known.tokens:,} (model table)" in budget, budget
+    assert "another tool's trace" in budget and "defaults" not in budget
+    drawn = [name for name, _ in window.context.bar.budget.markers()]
+    assert drawn == ["window"], drawn  # no soft/hard budget, no runtime threshold

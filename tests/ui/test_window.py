@@ -185,6 +185,23 @@ def test_command_palette_lists_every_action_and_runs_one(
     assert settings.theme == "dark"
 
 
+def test_palette_puts_word_start_matches_before_scattered_ones(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """Typing "comp" lists Compact… and Compare traces… first, not "Command palette…" (whose c-o-m-p
+    spans two words) nor "Back to main path", and selects Compact…."""
+    window.registry["view.palette"].trigger()
+    pal = window.palette_dialog
+    assert pal is not None
+    qtbot.waitUntil(pal.isVisible)
+    qtbot.keyClicks(pal.query, "comp")
+    shown = [pal.list.item(i).text().split("    ")[0] for i in range(pal.list.count())]
+    assert shown[:2] == ["Run: Compact…", "Run: Compare traces…"], shown
+    assert set(shown[2:]) >= {"View: Command palette…", "Navigate: Back to main path"}
+    assert pal.list.currentRow() == 0
+    pal.close()
+
+
 def test_every_action_has_a_shortcut_and_disabled_ones_explain_themselves(
     window: MainWindow,
 ) -> None:

@@ -40,7 +40,7 @@ class BudgetPane(QWidget):
         self.bar.set_data(m.parts, m.tokens, b, m.estimated)
         self.status.setText(
             f"Current context: {m.headline()} in {rep.items:,} items — "
-            f"<b>{b.status(m.tokens)}</b> ({_limits(b)})"
+            f"<b>{b.status(m.tokens)}</b> ({b.limits_text()})"
         )
         self._markers(b, m.tokens, m.estimated)
 
@@ -51,7 +51,7 @@ class BudgetPane(QWidget):
         m = frame.prompt or prompt_measure(t.by_component)
         self.bar.set_data(m.parts, m.tokens, b, m.estimated)
         lines = [
-            f"As of {frame.name}: {m.headline()} — <b>{b.status(m.tokens)}</b> ({_limits(b)})",
+            f"As of {frame.name}: {m.headline()} — <b>{b.status(m.tokens)}</b> ({b.limits_text()})",
             f"This call: {input_text(t)} / {output_text(t)} · so far: {so_far_text(t)}",
         ]
         if t.run_totals is not None:
@@ -83,11 +83,3 @@ class BudgetPane(QWidget):
                     label.setText(text)
                 else:
                     self.grid.addWidget(QLabel(text), row, col)
-
-
-def _limits(b: Budget) -> str:
-    """Where the limits come from, in words."""
-    if b.source == "imported":  # an unknown window is already the status beside this
-        window = f"window {b.window_text()}; " if b.window is not None else ""
-        return f"{window}no runtime budgets on an imported trace"
-    return f"limits from {b.source}"

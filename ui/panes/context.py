@@ -294,8 +294,8 @@ def _summary(rep: ContextReport) -> str:
         )
     if rep.boundary_text:
         parts.append(f"starts from boundary “{rep.boundary_text}”")
-    if rep.budget.source == "defaults":
-        parts.append("limits: defaults (the trace recorded none)")
+    if rep.budget.limits_note():
+        parts.append(rep.budget.limits_note())
     recorded = _recorded_parts(rep)
     return " · ".join(parts) + ("<br>" + " · ".join(recorded) if recorded else "")
 

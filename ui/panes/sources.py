@@ -5,17 +5,23 @@ errors, calls recorded, the last error as a tooltip), refreshed twice a second; 
 the watched folders (the tools' own folders, and folders the user added and may remove)
 and the switches for the folder watcher, the OTLP receiver and the recording proxy (its
 listen address and upstream URL).
+
+The table is exactly as tall as its rows (``SourcesPane.fit_table``: up to
+``ROWS_SHOWN``, its horizontal scroll bar counted) and the controls under it scroll, so a
+short dock never squeezes the sources to one visible row (review 6: three sources on, the
+table showed "Watched folders" and a scroll bar).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -23,6 +29,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -62,6 +69,8 @@ SOURCE_COLUMNS: list[Column[SourceStatus]] = [
     Column("Address", lambda s: s.address, tooltip=lambda s: s.address),
 ]
 ADDRESS_COLUMN = len(SOURCE_COLUMNS) - 1
+ROWS_SHOWN = 6
+"""Sources listed without scrolling (the pane's own three, and room for added ones)."""
 
 
 class SourcesPane(QWidget):
@@ -78,19 +87,28 @@ class SourcesPane(QWidget):
         header.setSectionResizeMode(ADDRESS_COLUMN, QHeaderView.ResizeMode.Stretch)
         for col in range(ADDRESS_COLUMN):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setMaximumHeight(120)
+        self.table.installEventFilter(self)  # its width decides its horizontal scroll bar
         self._build_controls()
+        controls = QWidget()
+        inner = QVBoxLayout(controls)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(self._watch_row)
+        inner.addWidget(self.folder_list, 1)
+        inner.addLayout(self._folder_buttons)
+        inner.addLayout(self._otlp_row)
+        inner.addWidget(self.endpoint)
+        inner.addLayout(self._proxy_row)
+        inner.addWidget(self.proxy_upstream)
+        inner.addWidget(self.proxy_hint)
+        self.controls = QScrollArea()
+        self.controls.setObjectName("sourcesControls")
+        self.controls.setFrameShape(QFrame.Shape.NoFrame)
+        self.controls.setWidgetResizable(True)
+        self.controls.setWidget(controls)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
-        layout.addLayout(self._watch_row)
-        layout.addWidget(self.folder_list, 1)
-        layout.addLayout(self._folder_buttons)
-        layout.addLayout(self._otlp_row)
-        layout.addWidget(self.endpoint)
-        layout.addLayout(self._proxy_row)
-        layout.addWidget(self.proxy_upstream)
-        layout.addWidget(self.proxy_hint)
+        layout.addWidget(self.controls, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(500)
         self.timer.timeout.connect(self.refresh)
@@ -164,9 +182,31 @@ class SourcesPane(QWidget):
         super().hideEvent(event)
         self.timer.stop()
 
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.table and event.type() == QEvent.Type.Resize:
+            self.fit_table()
+        return super().eventFilter(obj, event)
+
+    def fit_table(self) -> None:
+        """Make the table as tall as its header and rows (at most ``ROWS_SHOWN``; two for
+        the empty text), plus its horizontal scroll bar when the columns are wider than it:
+        a fixed height, so the layout gives the space it lacks to the controls, which
+        scroll, never to the sources."""
+        t = self.table
+        count = self.model.rowCount()
+        rows = min(count, ROWS_SHOWN) if count else 2
+        header = t.horizontalHeader()
+        frame = 2 * t.frameWidth()
+        height = frame + header.sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
+        if header.length() > t.width() - frame:
+            height += t.horizontalScrollBar().sizeHint().height()
+        if t.height() != height:
+            t.setFixedHeight(height)
+
     def refresh(self) -> None:
         rows = [s.status() for s in self.live.sources()]
         self.model.set_records(rows)
+        self.fit_table()
         otlp = next((r for r in rows if r.kind == "otlp" and r.state == "running"), None)
         self.endpoint.setText(f"Exporters send to {otlp.address}" if otlp else "")
         self.endpoint.setVisible(otlp is not None)

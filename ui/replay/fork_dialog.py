@@ -1,14 +1,17 @@
 """Run → Edit message and continue…: change the selected message and continue the run
 into a new trace (``core/replay/fork.py``), then compare the two.
 
-The dialog shows the message's content in an editor; "Continue" runs the fork off the UI
-thread (``run_rerun`` with the fork's options) and reports progress; the result opens in
-the comparison view like any re-run.
+The dialog shows the message's content in an editor and the ways this trace can go on
+after the edit (``core/replay/fork.py:after_edit_choices``: a configured endpoint, the
+demo's scripted model, stop — only those that differ for it, each saying what the new
+trace then holds); "Continue" runs the fork off the UI thread (``run_rerun`` with the
+fork's options) and reports progress; the result opens in the comparison view like any
+re-run.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -20,21 +23,13 @@ from PySide6.QtWidgets import (
 
 from core.inspector.rerun import RerunOutcome, RerunProgress, run_rerun
 from core.records import Message
-from core.replay.endpoint import configured_endpoint, describe
-from core.replay.fork import OnDiverge, fork_options
+from core.replay.endpoint import configured_endpoint
+from core.replay.fork import AfterEdit, after_edit_choices, fork_options, no_model_note
 from core.store import Store
 from ui.close_keys import add_close_keys
 from ui.tasks import TaskControl, TaskRunner
 from ui.theme import set_accent
 from ui.widgets import wrapped_label
-
-AFTER_EDIT = (
-    ("auto", "the demo's scripted model (stop for other traces)"),
-    ("live", "the demo's scripted model"),
-    ("stop", "stop: keep only the edited prefix"),
-)
-ENDPOINT = "endpoint"
-"""The choice "the configured model": offered (first) when an endpoint is configured."""
 
 
 class ForkDialog(QDialog):
@@ -58,14 +53,20 @@ class ForkDialog(QDialog):
         )
         self.editor = QPlainTextEdit(message.content)
         self.editor.setObjectName("forkEditor")
-        self.endpoint = configured_endpoint(store.trace(trace_id).metadata)
+        metadata = store.trace(trace_id).metadata
+        self.endpoint = configured_endpoint(metadata)
+        self.choices: dict[str, AfterEdit] = {}
         self.after = QComboBox()
         self.after.setObjectName("forkAfter")
-        if self.endpoint is not None:
-            self.after.addItem(f"After the edit: the configured {describe(self.endpoint)}",
-                               ENDPOINT)  # fmt: skip
-        for value, label in AFTER_EDIT:
-            self.after.addItem(f"After the edit: {label}", value)
+        for i, choice in enumerate(after_edit_choices(metadata, self.endpoint)):
+            self.choices[choice.key] = choice
+            self.after.addItem(f"After the edit: {choice.label}", choice.key)
+            self.after.setItemData(i, choice.detail, Qt.ItemDataRole.ToolTipRole)
+        self.after.currentIndexChanged.connect(self._after_tip)
+        self._after_tip()
+        self.no_model = wrapped_label(no_model_note(tuple(self.choices.values())))
+        self.no_model.setObjectName("forkNoModel")
+        self.no_model.setVisible(bool(self.no_model.text()))
         self.status = wrapped_label()
         self.error = wrapped_label()
         set_accent(self.error, "error")
@@ -77,15 +78,20 @@ class ForkDialog(QDialog):
         self.run_button.clicked.connect(self.run)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        for w in (intro, self.editor, self.after, self.status, self.error, self.buttons):
+        parts = (intro, self.editor, self.after, self.no_model, self.status, self.error)
+        for w in (*parts, self.buttons):
             layout.addWidget(w)
         add_close_keys(self, self.reject, escape=False)
         self.resize(720, 520)
 
+    def _after_tip(self) -> None:
+        choice = self.choices.get(self.after.currentData())
+        self.after.setToolTip(choice.detail if choice is not None else "")
+
     def run(self) -> int | None:
         if self.job is not None:
             return None
-        content, mode = self.editor.toPlainText(), self.after.currentData()
+        content, choice = self.editor.toPlainText(), self.choices[self.after.currentData()]
         if content == self.message.content:
             self.error.setText("The content is unchanged: edit it first.")
             return None
@@ -94,8 +100,8 @@ class ForkDialog(QDialog):
         self.status.setText("Forking…")
         self.run_button.setEnabled(False)
 
-        endpoint = self.endpoint if mode == ENDPOINT else None
-        on_diverge: OnDiverge = "live" if endpoint is not None else mode
+        endpoint = self.endpoint if choice.key == "endpoint" else None
+        on_diverge = choice.on_diverge
 
         def task(c: TaskControl) -> RerunOutcome:
             source, opts = fork_options(

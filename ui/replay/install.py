@@ -3,6 +3,12 @@
 ``install(window)`` is the main window's only line about them: it puts the scrubber under
 the timeline, registers the actions (Navigate: step, play, live; Run: Re-run with…,
 Compare traces…) and connects the trace browser's "Compare…".
+
+What a re-run or a fork ended with stays in the status bar's outcome line
+(``ReplayUi.outcome``, a normal status-bar widget: a hovered action's status tip covers it
+for a moment, never erases it, as it erased a timed message) until the next one or another
+store; a finished fork is also opened in the window at the edited message, beside the
+comparison.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from ui.elided import ElidedLabel
 from ui.one_dialog import show_one
 from ui.replay.playback import Panes, PlaybackController
 from ui.replay.scrubber import ScrubberBar
@@ -46,6 +53,10 @@ class ReplayUi(QObject):
         self.rerun_dialog: RerunDialog | None = None
         self.compare_window: ComparisonWindow | None = None
         self.fork_dialog: ForkDialog | None = None
+        self.outcome = ElidedLabel()
+        self.outcome.setObjectName("replayOutcome")
+        window.statusBar().addWidget(self.outcome, 1)
+        window.session.store_changed.connect(lambda: self.outcome.setText(""))
         self._actions()
         window.traces.compare_requested.connect(self.open_compare)
         # one notion of "step": a call chosen in the Context pane is a playback position
@@ -109,12 +120,20 @@ class ReplayUi(QObject):
         running = lambda d: d.job is not None  # noqa: E731 (one replay at a time: show it)
         self.rerun_dialog = show_one(self.rerun_dialog, make, running)
 
-    def _replayed(self, outcome: RerunOutcome) -> None:
+    def _replayed(self, outcome: RerunOutcome, what: str = "Re-run") -> None:
         w = self.window
         w.traces.reload()
-        w.statusBar().showMessage(outcome.headline(), 15_000)
+        self.outcome.setText(f"{what}: {outcome.headline()}")
         if outcome.result is not None:
             self.open_compare(outcome.source, outcome.result.trace_id)
+
+    def _forked(self, outcome: RerunOutcome, sequence: int) -> None:
+        """The fork's outcome line and comparison, and the fork itself in the window, at
+        the edited message (the source stays one click away in the trace list)."""
+        self._replayed(outcome, f"Fork at #{sequence}")
+        if outcome.result is not None:
+            self.window.timeline.select_after_reload(sequence)
+            self.window.open_trace(outcome.result.trace_id)
 
     # -- fork with an edit --------------------------------------------------------------------
     def show_fork(self) -> ForkDialog | None:
@@ -132,7 +151,7 @@ class ReplayUi(QObject):
 
         def make() -> ForkDialog:
             dialog = ForkDialog(store, w.runner, trace_id, message, w)
-            dialog.finished_run.connect(self._replayed)
+            dialog.finished_run.connect(lambda outcome: self._forked(outcome, seq))
             return dialog
 
         self.fork_dialog = show_one(self.fork_dialog, make)
