@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import CliContext
 from app.commands.pricing import add_price_options, price_table
+
+if TYPE_CHECKING:
+    from core.context.budget import Budget
 
 HELP = "the message list the model received at a call"
 
@@ -88,7 +91,7 @@ def run(ctx: CliContext) -> int:
         "request_sha256": digest,
         "recorded_sha256": recorded,
         "cost": cost,
-        "window": {"tokens": budget.window, "source": budget.window_source},
+        "window": _window_json(budget),
         "recorded": usage.to_json() if usage is not None else None,
         "reconstructed_tokens": total,
         "unexplained_tokens": unexplained,
@@ -157,4 +160,19 @@ def _components(by: dict[str, int], image_tokens: int, unexplained: int | None) 
         out.append({"name": "images_estimated", "tokens": image_tokens, "estimated": True})
     if unexplained is not None and unexplained > 0:
         out.append({"name": "not_in_transcript", "tokens": unexplained, "estimated": False})
+    return out
+
+
+def _window_json(budget: Budget) -> dict[str, Any]:
+    """``window {tokens, source, recorded}``: ``source`` keeps issue 13's four values
+    (``trace``, ``model-table``, ``config``, ``unknown``); a ctxlens run's window is its
+    config either way, and ``recorded`` says whether the trace recorded that config
+    (false: ctxlens's defaults, the Budget pane's "(defaults)")."""
+    source = budget.window_source
+    out: dict[str, Any] = {
+        "tokens": budget.window,
+        "source": "config" if source == "defaults" else source,
+    }
+    if source in ("config", "defaults"):
+        out["recorded"] = source == "config"
     return out

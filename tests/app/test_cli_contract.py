@@ -130,6 +130,25 @@ def test_context_at_call_matches_recorded_hash(cli: Cli, tmp_path: Path) -> None
     assert data["tokens"]["total"] == sum(data["tokens"]["by_component"].values())
 
 
+def test_context_window_source_keeps_issue_13s_values(cli: Cli, tmp_path: Path) -> None:
+    """``window.source`` is one of ``trace``, ``model-table``, ``config``, ``unknown``
+    (issue 13): a ctxlens run's window is ``config`` whether the trace recorded its budget
+    or runs on the defaults; ``recorded`` tells the two apart."""
+    db = tmp_path / "s.db"
+    bare = build(db)  # no budget in its metadata: the runtime's defaults
+    with Store.open(db) as s, s.write() as w:
+        tr = w.create_trace("budgeted", metadata={"budget": {"context_window": 50000}})
+        w.append(tr.id, [NewMessage("system", "s"), NewMessage("user", "u")])
+        budgeted = tr.id
+    seen = {}
+    for tid in (bare, budgeted):
+        code, out = cli("--db", str(db), "context", tid, "--json")
+        assert code == 0, out
+        seen[tid] = json.loads(out)["window"]
+    assert seen[bare] == {"tokens": 128000, "source": "config", "recorded": False}
+    assert seen[budgeted] == {"tokens": 50000, "source": "config", "recorded": True}
+
+
 def test_context_next_call_applies_the_compaction(cli: Cli, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     tid = build(db)
