@@ -70,4 +70,6 @@ def test_compact_auto_uses_the_traces_window_and_says_which(cli: Cli, tmp_path: 
     window = f"window {ctx['window']['tokens']:,} ({ctx['window']['source'].replace('-', ' ')})"
     assert window in text and "128,000" not in text and "64000" not in text
     limit = ctx["limits"]["auto-compact point"] - ctx["carried_from"]["tokens"]
-    assert f"<= {limit})" in text.splitlines()[0]
+    assert f"within the {limit:,}-token threshold)" in text.splitlines()[0]
+    code, out = cli("--db", db, "compact", trace_id, "--level", "auto", "--json")
+    assert json.loads(out)["limit_tokens"] == limit
