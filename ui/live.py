@@ -152,8 +152,8 @@ class LiveSources(QObject):
         self.changed.emit(change)  # from a source thread: queued to the UI thread
 
     def _restart_watcher(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+        if self.watcher is not None:  # still watching: the next watcher goes on at once
+            self.watcher.stop(end=not (self.watching and self.session.store is not None))
         store = self.session.store
         self.watcher = None
         if store is not None:

@@ -15,7 +15,8 @@ HELP = "follow Claude Code / Codex session folders into the store as they grow"
 DESCRIPTION = """Tail session files (Claude Code, Codex) into the store: new sessions become
 traces, appended lines new messages. With no folder: the Claude Code projects folder
 ($CLAUDE_CONFIG_DIR), the Codex sessions folder ($CODEX_HOME) and the folders added in the GUI's
-Sources pane. A restart continues where it stopped."""
+Sources pane. A restart continues where it stopped. Ctrl-C or SIGTERM stops it: the responses
+still open then get their model calls."""
 
 
 def arguments(p: ArgumentParser) -> None:
@@ -50,14 +51,40 @@ def run(ctx: CliContext) -> int:
         ctx.out.flush()
     if ctx.args.once:
         watcher.poll(drain=True)
+        watcher.end()
         _errors(watcher)
         return 0
     stop = threading.Event()
-    while not stop.is_set():
-        watcher.poll()
+    restore = _stop_on_signals(stop)
+    try:
+        while not stop.is_set():
+            watcher.poll()
+            _errors(watcher)
+            stop.wait(watcher.next_wait())
+    finally:  # a stop or Ctrl-C: the open responses get their calls
+        restore()
+        watcher.end()
         _errors(watcher)
-        stop.wait(watcher.next_wait())
     return 0
+
+
+def _stop_on_signals(stop: threading.Event) -> Any:
+    """SIGINT and SIGTERM set ``stop`` (the loop ends, ``Watcher.end`` runs); returns
+    what puts the previous handlers back. Off the main thread nothing changes."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    old = {sig: signal.getsignal(sig) for sig in sigs}
+    for sig in sigs:
+        signal.signal(sig, lambda *_: stop.set())
+
+    def restore() -> None:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def _errors(watcher: Any) -> None:

@@ -246,6 +246,9 @@ class TraceBuilder:
         self._settled: set[int] = set()
         self._undated: list[list[int]] = []
         """Inclusive ranges of the sequences added without a time (``core/undated.py``)."""
+        self._replies = [0, 0]
+        """Replies given to ``reply_calls`` and the path entries of their contexts."""
+        self._replies_dropped = False
         stored = undated_of(w.trace_metadata(trace_id)) if trace_id is not None else None
         self.undated_at: float
         """The ``created_at`` of every message added without one."""
@@ -615,10 +618,15 @@ class TraceBuilder:
     call and the playback derives the calls from the assistant messages, as before."""
 
     def reply_calls(self, replies: Sequence[PendingReply]) -> None:
-        """Each reply as a call (``reply_call``), in order, if their contexts fit together
-        (else a warning and none)."""
-        heads = [r[0] for r in replies]
-        if not self.calls_fit(len(heads), sum(self.context_entries(h) for h in heads)):
+        """Each reply as a call (``reply_call``), in order, if the contexts of every reply
+        given so far fit together (else a warning and none from then on: a live capture
+        gives its replies a few at a time)."""
+        if self._replies_dropped:
+            return
+        self._replies[0] += len(replies)
+        self._replies[1] += sum(self.context_entries(r[0]) for r in replies)
+        if not self.calls_fit(*self._replies):
+            self._replies_dropped = True
             return
         for head, reply, usage, model, when in replies:
             self.reply_call(head, reply, usage=usage, model=model, created_at=when)

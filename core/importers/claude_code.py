@@ -51,6 +51,8 @@ META_TYPES = frozenset(
 TITLE_TYPES = frozenset({"summary", "custom-title", "ai-title"})
 KNOWN_TYPES = CONVERSATION | META_TYPES | TITLE_TYPES
 TASK_TOOLS = frozenset({"Task", "Agent"})
+#: System records Claude Code writes once a turn is over: the reply before them is complete.
+END_OF_TURN = frozenset({"stop_hook_summary", "turn_duration"})
 CLEARED = "[Old tool result content cleared]"
 SYNTHETIC = "<synthetic>"
 
@@ -73,15 +75,40 @@ def subagent_files(session: Path) -> list[Path]:
     return found
 
 
+@dataclass(slots=True)
+class _Answer:
+    """The reply of a unit as written so far: one API response, whose records a live
+    capture may write as several messages (``_Session.write_pending``)."""
+
+    head: int | None
+    seq: int
+    """The first message written (the call's response)."""
+    created_at: float
+    usage: Any
+    model: str
+
+
 @dataclass
 class _Unit:
     parent: int | None
+    """Where the unit's next message goes (the chain's end once some of it is written)."""
     group: str | None = None
     parts: list[dict[str, Any]] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)
     """The tool results and metadata records after the reply, in file order."""
     tool_ids: set[str] = field(default_factory=set)
+    new_tools: list[str] = field(default_factory=list)
+    """Tool calls of ``parts`` (not yet written)."""
     uuids: list[str] = field(default_factory=list)
+    mapped: int = 0
+    """``uuids`` already in the node map."""
+    answer: _Answer | None = None
+    writes: int = 0
+    noted: bool = False
+    """The reply's call is kept for ``record_calls`` (at the unit's end, or earlier once the
+    response is known to be complete)."""
+    complete: bool = False
+    """An end-of-turn record came: no more records of this response will."""
 
 
 @dataclass(slots=True)
@@ -151,10 +178,11 @@ class _Session:
         self._name = ""
         self._lineno = 0
         self.replies: list[_Reply] = []
-        """Replies to record as calls once all is written; none kept once their contexts
+        """Replies to record as calls (``record_calls``); none kept once their contexts
         cannot fit (``TraceBuilder.calls_fit``): then only counted."""
         self.reply_count = 0
         self.reply_entries = 0
+        self.calls_dropped = False
         self.auto_compact: int | None = None
         """The fewest tokens at which Claude Code compacted on its own (``preTokens``)."""
 
@@ -209,10 +237,33 @@ class _Session:
                 self._alias(target, rec)
 
     def write_pending(self) -> None:
-        """Write every lane's unfinished unit now (live capture: show what arrived). An open
-        compaction boundary stays open: its summary may be in the next lines."""
+        """Write what every lane's unit holds now (live capture: show what arrived). The
+        unit stays open, as in a full read: the next lines may hold more records of the same
+        API response (a second message of the same reply, and still one call) or results of
+        its tool calls. A reply whose end-of-turn record came is noted for its call now; an
+        open compaction boundary stays open: its summary may be in the next lines."""
         for ln in self.lanes.values():
-            self._flush(ln)
+            unit = ln.unit
+            if unit is not None:
+                self._write_out(ln, unit)
+                if unit.complete:
+                    self._note(ln, unit)
+
+    def open_replies(self) -> int:
+        """Written replies whose response may still go on (their calls are not noted)."""
+        return sum(
+            1
+            for ln in self.lanes.values()
+            if ln.unit is not None and ln.unit.answer is not None and not ln.unit.noted
+        )
+
+    def note_open_replies(self) -> None:
+        """Note the calls of ``open_replies`` as they stand (live capture stops: the rest
+        of such a response, if it ever comes, joins its message, not its call)."""
+        self.write_pending()
+        for ln in self.lanes.values():
+            if ln.unit is not None:
+                self._note(ln, ln.unit)
 
     def warnings(self) -> None:
         for kind, (count, first) in self.unknown.items():
@@ -252,7 +303,8 @@ class _Session:
                     found[2], "summarizer", {"branch_id": agent_id, "fork_sequence": found[1]}
                 )
             return lane
-        self._flush(self.main)  # the Task call that started it must be written
+        if self.main.unit is not None:  # the Task call that started it must be written
+            self._write_out(self.main, self.main.unit)
         call = self.agent_tool.get(agent_id) or self._prompt_call(first)
         anchor = self.tool_seq.get(call) if call else None
         if anchor is None:
@@ -353,7 +405,7 @@ class _Session:
         msg = self._message(rec)
         group = str(msg.get("id") or rec.get("uuid") or f"line-{lineno}")
         unit = lane.unit
-        if unit is None or unit.group != group or not unit.parts:
+        if unit is None or unit.group != group or not (unit.parts or unit.answer):
             unit = self._start(lane, rec, group)
         unit.parts.append(rec)
         for block in _blocks(msg.get("content")):
@@ -361,6 +413,7 @@ class _Session:
                 block.get("id"), str
             ):
                 unit.tool_ids.add(block["id"])
+                unit.new_tools.append(block["id"])
         self._register(lane, unit, rec)
 
     def _system(self, lane: _Lane, rec: dict[str, Any]) -> None:
@@ -370,6 +423,8 @@ class _Session:
         elif subtype == "microcompact_boundary":
             self._microcompact(lane, rec)
         else:
+            if subtype in END_OF_TURN and lane.unit is not None:
+                lane.unit.complete = True
             self._meta(lane, rec)
 
     def _meta(self, lane: _Lane, rec: dict[str, Any]) -> None:
@@ -403,17 +458,28 @@ class _Session:
             self._settle(lane, None)
 
     def _flush(self, lane: _Lane) -> None:
+        """End the lane's unit: write what is left of it, note its reply's call."""
         unit = lane.unit
         if unit is None:
             return
         lane.unit = None
+        self._write_out(lane, unit)
+        if unit.writes > 1 and unit.parent is not None:  # every uuid leads to the end
+            self.nodes.update_all(unit.uuids, unit.parent)
+        self._note(lane, unit)
+
+    def _write_out(self, lane: _Lane, unit: _Unit) -> None:
+        """Write the unit's reply records and items read so far as one chain after what
+        was written of it; the unit goes on from the chain's end."""
         seq = unit.parent
         if unit.parts:
             reply = self._reply(lane, unit.parts)
+            unit.parts = []
             seq = self.b.add(reply, seq)
-            self._note_reply(lane, reply, unit.parent, seq)
-            for call in unit.tool_ids:
+            self._answered(unit, reply, seq)
+            for call in unit.new_tools:
                 self.tool_seq[call] = seq
+            unit.new_tools = []
         run: list[dict[str, Any]] = []
         for rec in unit.items:
             if rec.get("type") == "user":
@@ -425,33 +491,56 @@ class _Session:
                 run.append(rec)
         if run:
             seq = self.b.add(self._meta_run(lane, run), seq)
+        unit.items = []
         if seq is not None:
-            self.nodes.update_all(unit.uuids, seq)
+            self.nodes.update_all(unit.uuids[unit.mapped :], seq)
+            unit.mapped = len(unit.uuids)
+        unit.writes += 1
+        unit.parent = seq
         lane.tail = seq
 
-    def _note_reply(self, lane: _Lane, reply: NewMessage, head: int | None, seq: int) -> None:
-        """Remember a reply that came from one API response (its calls are recorded once
-        every message and compaction is written, ``record_calls``)."""
+    def _answered(self, unit: _Unit, reply: NewMessage, seq: int) -> None:
+        """The reply's records written as message ``seq``: the first message is the call's
+        response; the usage and model are the last records' (as ``_reply`` reads them)."""
         model = str(as_dict(reply.metadata).get("model") or "")
-        if model == SYNTHETIC or not isinstance(reply.usage, dict):
+        answer = unit.answer
+        if answer is None:
+            unit.answer = _Answer(unit.parent, seq, reply.created_at or 0.0, reply.usage, model)
+            return
+        answer.usage = reply.usage or answer.usage
+        answer.model = model
+
+    def _note(self, lane: _Lane, unit: _Unit) -> None:
+        """Keep the reply of ``unit``, one API response, for its call (once)."""
+        answer = unit.answer
+        if answer is None or unit.noted:
+            return
+        unit.noted = True
+        if answer.model == SYNTHETIC or not isinstance(answer.usage, dict):
             return  # Claude Code's own placeholder replies (no model was called)
         # A subagent starts afresh (its own branch); a compaction's model call reads the
         # conversation it summarizes: the View at its fork, then its own prompt.
         since = None if lane.main or lane.branch_type == "compression" else lane.anchor
+        head = answer.head
         self.reply_count += 1
         self.reply_entries += self.b.context_entries(head)
         if self.reply_entries > self.b.REPLY_CONTEXT_LIMIT:
             self.replies.clear()  # no call will be recorded: keep nothing
             return
         self.replies.append(
-            _Reply(reply.created_at or 0.0, seq, head, lane, reply.usage, model, since)
+            _Reply(answer.created_at, answer.seq, head, lane, answer.usage, answer.model, since)
         )
 
     def record_calls(self) -> None:
-        """One LLM call per API response (``message.id``), in time order, with its usage."""
-        if not self.b.calls_fit(self.reply_count, self.reply_entries):
+        """One LLM call per API response (``message.id``) with its usage, for the replies
+        noted since the last time (all of them after a full read), in time order."""
+        if self.calls_dropped:
             return
-        for r in sorted(self.replies, key=lambda r: (r.created_at, r.seq)):
+        if not self.b.calls_fit(self.reply_count, self.reply_entries):
+            self.calls_dropped = True
+            return
+        replies, self.replies = self.replies, []
+        for r in sorted(replies, key=lambda r: (r.created_at, r.seq)):
             self.b.reply_call(
                 r.head,
                 r.seq,

@@ -59,6 +59,12 @@ class _Run:
     items: list[dict[str, Any]] = field(default_factory=list)
     usage: Any = None
     created_at: float | None = None
+    head: int | None = None
+    reply: int | None = None
+    """The first message written of it (live capture writes a run at each batch end and
+    goes on with it until the response ends: ``_Rollout.write_pending``)."""
+    noted: bool = False
+    """Its call is already kept (the watch stopped before the response ended)."""
 
 
 class _Rollout:
@@ -85,7 +91,10 @@ class _Rollout:
         self.web_searches = 0
         self.window: int | None = None
         self.replies: list[PendingReply] = []
-        """Each model response, recorded as calls at the end (``record_calls``)."""
+        """Each model response that ended, recorded as a call by ``record_calls``."""
+        self.orphan_noted = False
+        """``pending_usage`` is already kept as a call (the watch stopped before its
+        response's items came)."""
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, lineno: int, rec: dict[str, Any]) -> None:
@@ -158,12 +167,47 @@ class _Rollout:
             self._add(nm)
 
     def flush(self) -> None:
+        """The response ends: write what is left of it, keep its call."""
         run, self.run = self.run, None
-        if run is not None and run.items:
-            self._write_run(run)
+        if run is not None:
+            if run.items:
+                self._write_run(run)
+            self._note(run)
+        self._write_held()
+
+    def write_pending(self) -> None:
+        """Write what arrived (live capture, at a batch end); the response stays open, as
+        in a full read: its ``token_count`` or more of its items may be in the next lines
+        (more items become a second message of the same response, still one call)."""
+        if self.run is not None and self.run.items:
+            self._write_run(self.run)
+        self._write_held()
+
+    def open_calls(self) -> int:
+        """Responses begun whose calls are not kept yet (live capture)."""
+        run_open = self.run is not None and self.run.reply is not None and not self.run.noted
+        usage_open = self.pending_usage is not None and not self.orphan_noted
+        return int(run_open) + int(usage_open)
+
+    def note_open_calls(self) -> None:
+        """Keep the calls of ``open_calls`` as they stand (live capture stops; the rest of
+        such a response, if it ever comes, joins its message, not its call)."""
+        self.write_pending()
+        if self.run is not None:
+            self._note(self.run)
+        if self.pending_usage is not None and not self.orphan_noted:
+            self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
+            self.orphan_noted = True
+
+    def _write_held(self) -> None:
         for nm in self.held:
             self._add(nm)
         self.held = []
+
+    def _note(self, run: _Run) -> None:
+        if run.reply is not None and not run.noted:
+            run.noted = True
+            self.replies.append((run.head, run.reply, run.usage, self.model, run.created_at or 0.0))
 
     def _write_run(self, run: _Run) -> None:
         texts: list[str] = []
@@ -192,7 +236,9 @@ class _Rollout:
         if not text and not calls:
             kind, text = "thinking", "\n\n".join(t for t in thinking if t)
         usage = run.usage if run.usage is not None else None
-        head = self.tail
+        run.items = []
+        if run.reply is None:
+            run.head = self.tail
         seq = self._add(
             NewMessage(
                 "assistant",
@@ -207,11 +253,14 @@ class _Rollout:
         )
         for call in calls:
             self.call_seq[call.id] = seq
-        self.replies.append((head, seq, usage, self.model, run.created_at or 0.0))
+        if run.reply is None:
+            run.reply = seq
 
     def record_calls(self) -> None:
-        """One LLM call per model response (each ``token_count`` event), in file order."""
-        self.b.reply_calls(self.replies)
+        """One LLM call per model response (each ``token_count`` event), in file order: the
+        responses that ended since the last time (all of them after a full read)."""
+        replies, self.replies = self.replies, []
+        self.b.reply_calls(replies)
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")
@@ -238,7 +287,8 @@ class _Rollout:
         if kind in OUTPUT_ITEMS or (kind == "message" and role == "assistant"):
             if self.run is None:
                 self.run = _Run(usage=self.pending_usage, created_at=when)
-                self.pending_usage = None
+                self.run.noted = self.orphan_noted  # kept already, when the watch stopped
+                self.pending_usage, self.orphan_noted = None, False
             self.run.items.append(item)
             self.compacted_since_output = False
             return
@@ -387,8 +437,9 @@ class _Rollout:
         still a model call, with no reply."""
         if self.pending_usage is not None:
             self.flush()
-            self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
-            self.pending_usage = None
+            if not self.orphan_noted:
+                self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
+            self.pending_usage, self.orphan_noted = None, False
 
     def finish(self) -> None:
         self.flush()

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from core.errors import NotFoundError
 from core.importers.base import TraceBuilder
 from core.records import CompactionEvent, LlmCall
 from core.store import schema as t
@@ -46,7 +47,13 @@ class ResumableBuilder(TraceBuilder):
         if not self.replaying:
             return super().llm_call(*args, **kwargs)
         self.llm_calls += 1
-        return self.w.read.llm_call(self.trace_id, self.llm_calls - 1)
+        try:
+            return self.w.read.llm_call(self.trace_id, self.llm_calls - 1)
+        except NotFoundError:  # e.g. a trace watched before live capture recorded calls
+            raise NotFoundError(
+                f"cannot continue trace {self.trace_id}: a replay of its batches makes model "
+                f"call {self.llm_calls - 1}, which the store does not hold; read anew"
+            ) from None
 
     def ref(self, kind: str, *args: Any, **kwargs: Any) -> str:
         if not self.replaying:
@@ -83,6 +90,9 @@ class ResumableBuilder(TraceBuilder):
     def matches_store(self) -> bool:
         """After a replay: the store holds exactly what was predicted (same importer)."""
         self.flush()
-        return self.next_sequence == self.w.next_sequence(
-            self.trace_id
-        ) and self.compactions == len(self.w.read.compactions(self.trace_id))
+        r = self.w.read
+        return (
+            self.next_sequence == self.w.next_sequence(self.trace_id)
+            and self.compactions == len(r.compactions(self.trace_id))
+            and self.llm_calls == r.llm_call_count(self.trace_id)
+        )

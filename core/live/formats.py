@@ -6,6 +6,13 @@ pending at the end of a batch, so a batch is visible as soon as it commits. Comp
 subagents and tool results come out as in a full import; the one difference is that a
 reply streamed over two batches becomes two messages (batches end when a file goes quiet,
 ``core/live/watch.py``).
+
+Model calls come out as in a full import too: one per API response, with the usage of its
+last record, its response the first message written of it. A response stays open across
+batches (its later records are still the same call), so its call is recorded when it is
+over: when the importer's own reading ends it (the next response or prompt in its lane,
+Codex's ``token_count``), at Claude Code's end-of-turn records, or when the watch stops
+(``end``).
 """
 
 from __future__ import annotations
@@ -31,7 +38,14 @@ class LiveSession(Protocol):
 
     def feed(self, path: Path, records: Records) -> None: ...
 
-    def settle(self) -> None: ...
+    def settle(self) -> None:
+        """A batch ends: write what arrived, record the calls of the responses that ended."""
+
+    def open_calls(self) -> int:
+        """Responses written whose calls wait for their end."""
+
+    def end(self) -> None:
+        """The watch stops: record the calls of ``open_calls`` as they stand."""
 
 
 class ClaudeCodeLive:
@@ -57,7 +71,15 @@ class ClaudeCodeLive:
 
     def settle(self) -> None:
         self.state.write_pending()
+        self.state.record_calls()
         self.b.set_title(self.state.title())
+
+    def open_calls(self) -> int:
+        return self.state.open_replies()
+
+    def end(self) -> None:
+        self.state.note_open_replies()
+        self.state.record_calls()
 
 
 class CodexLive:
@@ -72,8 +94,16 @@ class CodexLive:
             self.state.record(lineno, rec)
 
     def settle(self) -> None:
-        self.state.flush()
+        self.state.write_pending()
+        self.state.record_calls()
         self.b.set_title(self.b.first_text() or self.b.title)
+
+    def open_calls(self) -> int:
+        return self.state.open_calls()
+
+    def end(self) -> None:
+        self.state.note_open_calls()
+        self.state.record_calls()
 
 
 def trace_header(fmt: str, main: Path) -> tuple[dict[str, Any], float | None]:

@@ -6,13 +6,16 @@ not grown for ``SETTLE`` seconds (a reply streamed as several records lands in o
 or at the latest ``MAX_HOLD`` seconds after it started growing. Each batch commits with its
 ``watch_batches`` row, so a restart continues exactly after the last committed batch, and
 rebuilds the importer's state by replaying the batches (``core/live/builder.py``).
+
+When the watch stops (``end``) the responses still open get their model calls; a row of
+no bytes (``start == end``) marks that place among the batches, so a replay does the same.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.errors import CtxlensError, InvalidInputError
@@ -53,6 +56,8 @@ class _Live:
     ctx: ImportContext
     files: dict[Path, int] = field(default_factory=dict)
     """Line counts replayed per file (for line numbers after a restart)."""
+    last: Batch | None = None
+    """The session's newest ``watch_batches`` row."""
 
 
 class Watcher:
@@ -83,6 +88,7 @@ class Watcher:
         """Sessions whose in-memory state was dropped with a failed batch."""
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._end_on_stop = True
 
     # -- Source -------------------------------------------------------------------------
     def status(self) -> SourceStatus:
@@ -101,21 +107,49 @@ class Watcher:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
+        self._end_on_stop = True
         self._thread = threading.Thread(target=self.run, name="ctxlens-watch", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, end: bool = True) -> None:
+        """Stop the thread; ``end=False``: without ``end`` (another watcher goes on with
+        the same sessions at once, replaying them: their open responses stay open)."""
+        self._end_on_stop = end
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._thread = None
 
     def run(self, stop: threading.Event | None = None) -> None:
-        """Poll until ``stop`` (default: this watcher's own stop event) is set."""
+        """Poll until ``stop`` (default: this watcher's own stop event) is set, then
+        ``end`` (unless ``stop(end=False)`` stopped it)."""
         stop = stop or self._stop
         while not stop.is_set():
             self.poll()
             stop.wait(self.next_wait())
+        if self._end_on_stop:
+            self.end()
+
+    def end(self) -> None:
+        """The watch stops: the responses whose calls wait for their end (the last one of
+        a session, its lane having nothing after it yet) are recorded as they stand, each
+        session in a transaction with its row of no bytes (``_replay`` reads it)."""
+        for main, live in list(self.live.items()):
+            if live.last is None or not live.session.open_calls():
+                continue
+            mark = replace(live.last, start=live.last.end)
+            try:
+                with self.store.write() as w:
+                    bind(live.session, w)
+                    live.session.end()
+                    live.session.b.finish()
+                    record_batch(w, mark)
+            except Exception as exc:  # rolled back: the state is rebuilt from the store
+                self.live.pop(main, None)
+                self._broken.add(main)
+                self.tally.failed(f"{main}: {exc}")
+                continue
+            live.last = mark
 
     def next_wait(self) -> float:
         """Seconds to the next poll: short while a file is still being written."""
@@ -236,7 +270,8 @@ class Watcher:
                 self._feed(live, f, lines)
                 b.finish()
                 ident = identity(f.path, lines.end)
-                record_batch(w, self._batch(f, lines, b.trace_id, ident))
+                batch = self._batch(f, lines, b.trace_id, ident)
+                record_batch(w, batch)
         except Exception as exc:  # the batch rolled back: state is rebuilt from the store
             if self.live.pop(f.main, None) is not None:
                 self._broken.add(f.main)
@@ -244,6 +279,7 @@ class Watcher:
             self.tally.failed(f"{f.path}: {exc}")
             return None
         self.live[f.main] = live
+        live.last = batch
         f.offset, f.lineno, f.ident = lines.end, f.lineno + len(lines.lines), ident
         self.tally.saw(b.trace_id)
         change = LiveChange(self.kind, b.trace_id, new, b.messages - before, str(f.path))
@@ -320,6 +356,10 @@ class Watcher:
             with self.store.write() as w:
                 live = _Live(start_session(f.fmt, w, ctx, f.main, trace_id=trace_id), ctx)
                 for bt in batches:
+                    live.last = bt
+                    if bt.start == bt.end:  # the watch stopped here (``end``)
+                        live.session.end()
+                        continue
                     path = Path(bt.path)
                     count = live.files.get(path, 0)
                     lines = read_lines(path, bt.start, count, bt.end - bt.start)

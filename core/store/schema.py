@@ -447,7 +447,8 @@ watch_batches = Table(
     Column("path", Text, nullable=False),
     trace_id_column(),
     # Byte range of the file read into this batch (written in the batch's own transaction,
-    # so the newest row's ``end`` is exactly how far the file was imported).
+    # so the newest row's ``end`` is exactly how far the file was imported); ``start ==
+    # end``: the watch stopped there and recorded the open responses' calls (``Watcher.end``).
     Column("start", BigInteger, nullable=False),
     Column("end", BigInteger, nullable=False),
     # The file's identity when read: a replaced, truncated or rotated file has another.

@@ -165,3 +165,62 @@ def test_every_source_row_is_in_view_with_all_three_on(
         assert viewport.contains(cell), (row, model.records[row].name, cell, viewport)
     assert not table.verticalScrollBar().isVisible()
     window.sources.stop_all()
+
+
+def _add_folder(pane: SourcesPane, folder: Path) -> None:
+    pane.choose_folder()
+    pane.dialog.fileSelected.emit(str(folder))  # the user picks the folder
+    pane.dialog.close()
+
+
+def _read_up_to(window: MainWindow, path: Path) -> int:
+    from core.live.batches import last_batch
+
+    store = window.session.store
+    assert store is not None
+    with store.read() as r:
+        last = last_batch(r, str(path))
+    return last.end if last else 0
+
+
+@pytest.mark.skipif(not SOURCE.is_file(), reason="shared/traces not present")
+def test_a_folder_added_while_watching_leaves_a_reply_being_written_open(
+    window: MainWindow, qtbot: Any, tmp_path: Path
+) -> None:
+    """Adding a folder restarts the watcher, which is not a stop: a reply whose first
+    record only has come keeps its call open, and the rest of its records (usage 441
+    output tokens, not the first record's 10) reach the call; unticking *Watch session
+    folders* is a stop and records what is still open. The calls are then those of an
+    import of the same bytes."""
+    from core.importers.api import import_paths
+    from core.store import Store
+    from tests.core.live.watch_helpers import calls
+
+    pane = _pane(window)
+    folder, other = tmp_path / "agent-sessions", tmp_path / "more-sessions"
+    (folder / "proj").mkdir(parents=True)
+    other.mkdir()
+    lines = SOURCE.read_bytes().splitlines(keepends=True)
+    live_file = folder / "proj" / SOURCE.name
+    live_file.write_bytes(b"".join(lines[:6]))  # line 6: the 1st of a reply's 6 records
+    _add_folder(pane, folder)
+    pane.watch_box.setChecked(True)
+    qtbot.waitUntil(
+        lambda: _read_up_to(window, live_file) == live_file.stat().st_size, timeout=10_000
+    )
+    _add_folder(pane, other)  # the watcher restarts
+    qtbot.waitUntil(lambda: pane.model.records[0].state == "running", timeout=5000)
+    with live_file.open("ab") as out:
+        out.write(b"".join(lines[6:40]))
+    qtbot.waitUntil(
+        lambda: _read_up_to(window, live_file) == live_file.stat().st_size, timeout=10_000
+    )
+    pane.watch_box.setChecked(False)  # a stop: the reply still open gets its call
+    store = window.session.store
+    assert store is not None
+    (trace,) = [t for t in store.traces() if t.source == "claude-code"]
+    with Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        imported = calls(full, res.trace_id)
+    assert calls(store, trace.id) == imported
+    assert [c[6] for c in imported] == [441, 196]  # output tokens of the two replies

@@ -100,3 +100,46 @@ def shape(store: Store, trace_id: str) -> Iterator[tuple[Any, ...]]:
                 m.branch_type,
                 m.agent_name,
             )
+
+
+def _identity(m: Any) -> tuple[Any, ...]:
+    """A message as its source names it, whatever its sequence (a watch may write one
+    response as two messages, the first of which is the call's response): a Claude Code
+    reply by its API response id, a Codex one by its first item's time, another Claude
+    Code message by its record's uuid, another Codex one by role, kind, time and call."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    if m.role == "assistant":
+        return ("response", meta.get("message_id") or m.created_at)
+    if meta.get("uuid"):
+        return (m.role, m.kind, meta["uuid"])
+    return (m.role, m.kind, m.created_at, m.tool_call_id)
+
+
+def calls(store: Store, trace_id: str) -> list[tuple[Any, ...]]:
+    """A trace's recorded model calls in call order: who made each, when, the recorded
+    prompt, cached and output tokens, and the messages it links (head, response)."""
+    from core.importers.usage import normalize_usage
+
+    with store.read() as r:
+        found = r.llm_calls(trace_id)
+        wanted = [s for c in found for s in (c.head_sequence, c.response_sequence) if s is not None]
+        msgs = r.messages(trace_id, wanted)
+    out = []
+    for c in found:
+        usage = normalize_usage(c.usage) or {}
+        head = _identity(msgs[c.head_sequence]) if c.head_sequence is not None else None
+        reply = _identity(msgs[c.response_sequence]) if c.response_sequence is not None else None
+        out.append(
+            (
+                c.agent_name,
+                c.branch_type,
+                c.model,
+                c.created_at,
+                usage.get("prompt_tokens"),
+                usage.get("cached_tokens"),
+                usage.get("completion_tokens"),
+                head,
+                reply,
+            )
+        )
+    return out

@@ -1,0 +1,197 @@
+"""A watched session records the model calls ``ctxlens import`` records for the same files:
+one per API response, with the usage of its last record, linked to the same messages —
+also when a response's records arrive in two appends (a Claude Code reply whose content
+blocks are written seconds apart, a Codex response whose ``token_count`` comes after its
+items), and across restarts (each ``watch --once`` run is one)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.importers.api import import_paths
+from core.importers.content import parse_time
+from core.store import Store
+from tests.conftest import TRACES
+from tests.core.live.watch_helpers import Cli, calls, imported_up_to, wait_for, write_turn
+
+SESSION = TRACES / "claude_code/marot__spotter/test/fixtures/transcripts"
+SID = "258c7280-ae70-4798-800f-63464d01a85d"
+CODEX = {
+    "tui-0.125": TRACES / "codex/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__"
+    "/fixtures/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "vscode-0.40": TRACES / "codex/jnarowski__agentcmd/packages/agent-cli-sdk/tests/fixtures"
+    "/codex/full/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl",
+}
+pytestmark = pytest.mark.skipif(not SESSION.is_dir(), reason="shared/traces not present")
+
+
+def _response(line: bytes) -> str | None:
+    """The API response id of a Claude Code reply record (``None``: another record or
+    Claude Code's own placeholder reply, which is no model call)."""
+    rec = json.loads(line)
+    msg = rec.get("message") if rec.get("type") == "assistant" else None
+    if not isinstance(msg, dict) or msg.get("model") == "<synthetic>":
+        return None
+    return str(msg["id"])
+
+
+def _assistant_messages(store: Store, trace_id: str) -> list[Any]:
+    with store.read() as r:
+        return [m for m in r.all_messages(trace_id) if m.role == "assistant"]
+
+
+def _follow(db: Path, watched: Path, live_file: Path, pieces: list[list[bytes]]) -> int:
+    """``ctxlens watch`` as a real process while ``pieces`` are appended to ``live_file``
+    one by one, each first line in two writes, with a pause after each (a batch ends);
+    then stopped as a user stops it (SIGTERM). Returns how many calls the store held once
+    the whole file was read, before the stop."""
+    cli = Cli("--db", str(db), "watch", str(watched), "--json", "--interval", "0.02")
+    for piece in pieces:
+        write_turn(live_file, piece)
+        time.sleep(0.1)
+    size = live_file.stat().st_size
+    wait_for(lambda: imported_up_to(db, live_file) == size)
+    with Store.open(db) as store:
+        (trace,) = store.traces()
+        before = len(calls(store, trace.id))
+    err = cli.stop()
+    assert cli.proc.returncode == 0 and "Traceback" not in err, err
+    return before
+
+
+def test_a_watched_claude_code_session_records_the_calls_of_its_import(tmp_path: Path) -> None:
+    src = SESSION / f"{SID}.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    # Cut after the first record of every other response that has more records: the rest
+    # of the response comes in the next append (Claude Code writes a reply's content
+    # blocks as they complete, up to a minute apart in this very session).
+    records = Counter(_response(line) for line in lines)
+    pieces: list[list[bytes]] = [[]]
+    seen: list[str] = []
+    for line in lines:
+        pieces[-1].append(line)
+        rid = _response(line)
+        if rid and records[rid] > 1 and rid not in seen:
+            seen.append(rid)
+            if len(seen) % 2:
+                pieces.append([])
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    live_file.touch()
+    db = tmp_path / "live.db"
+    before_stop = _follow(db, tmp_path / "projects", live_file, pieces)
+
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        (trace,) = live.traces()
+        watched = calls(live, trace.id)
+        assert watched == calls(full, res.trace_id)
+        assert len(watched) == len([r for r in records if r]) == 152
+        # the last reply's end-of-turn record (stop_hook_summary) closed it: no stop needed
+        assert before_stop == 152
+        # the case this test is about happened: a response written as two messages
+        split = Counter(m.metadata["message_id"] for m in _assistant_messages(live, trace.id))
+        assert max(split.values()) > 1
+
+
+def _timestamps(path: Path) -> Iterator[tuple[float, int, str, bytes]]:
+    """A file's lines keyed by time (a line without one, or one earlier than the line
+    before it, keeps the time before it: the file's own order is kept)."""
+    when = 0.0
+    for n, line in enumerate(path.read_bytes().splitlines(keepends=True)):
+        when = max(when, parse_time(json.loads(line).get("timestamp")) or 0.0)
+        yield when, n, str(path), line
+
+
+def test_watch_once_records_each_call_once_across_restarts(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    """The session and its subagent files written record by record in time order, a
+    ``watch --once`` run after each cut. A cut right after a response's last record leaves
+    it open (nothing after it in its lane yet): the run's end records its call, and the
+    next run, continuing the trace, does not record it again."""
+    src = SESSION / f"{SID}.jsonl"
+    agents = sorted((SESSION / SID / "subagents").glob("agent-*.jsonl"))
+    stream = sorted(line for p in (src, *agents) for line in _timestamps(p))
+    last = {_response(line): i for i, (_, _, _, line) in enumerate(stream)}
+    ends = sorted(i for rid, i in last.items() if rid is not None)
+    in_agent = [i for i in ends if stream[i][2] != str(src)]
+    cuts = sorted({*ends[10 :: len(ends) // 5], in_agent[0]})
+    assert len(cuts) >= 5
+    projects = tmp_path / "projects"
+    folder = projects / "p"
+    (folder / SID / "subagents").mkdir(parents=True)
+    db = tmp_path / "live.db"
+    start = 0
+    for cut in [*cuts, len(stream) - 1]:
+        for _, _, path, line in stream[start : cut + 1]:
+            target = folder / Path(path).relative_to(SESSION)
+            with target.open("ab") as out:
+                out.write(line)
+        started = {_response(line) for _, _, _, line in stream[: cut + 1]} - {None}
+        start = cut + 1
+        assert cli("--db", str(db), "watch", str(projects), "--once", "--json")[0] == 0
+        with Store.open(db) as live:
+            (trace,) = live.traces()
+            assert len(calls(live, trace.id)) == len(started)  # each once, none waiting
+
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [folder])
+        watched = calls(live, trace.id)
+        imported = calls(full, res.trace_id)
+        assert len(imported) == 156
+        assert sorted(watched, key=repr) == sorted(imported, key=repr)
+
+
+def _codex_pieces(lines: list[bytes]) -> list[list[bytes]]:
+    """A rollout cut inside its responses, about 35 times: after an output item that
+    another follows, and before a ``token_count``, alternately."""
+    kinds = []
+    for line in lines:
+        rec = json.loads(line)
+        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        out = rec.get("type") == "response_item" and (
+            payload.get("type") in ("reasoning", "function_call", "custom_tool_call")
+            or payload.get("role") == "assistant"
+        )
+        kinds.append("output" if out else payload.get("type"))
+    inside = [i for i in range(1, len(lines)) if kinds[i - 1] == kinds[i] == "output"]
+    before_usage = [i for i in range(1, len(lines)) if kinds[i] == "token_count"]
+    cuts = sorted({*inside[:: max(1, len(inside) // 18)], *before_usage[1::4][:18]})
+    return [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
+
+
+@pytest.mark.parametrize("version", sorted(CODEX))
+def test_a_watched_codex_rollout_records_the_calls_of_its_import(
+    version: str, tmp_path: Path
+) -> None:
+    src = CODEX[version]
+    pieces = _codex_pieces(src.read_bytes().splitlines(keepends=True))
+    folder = tmp_path / "sessions" / "2026" / "05" / "11"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    live_file.touch()
+    db = tmp_path / "live.db"
+    before_stop = _follow(db, tmp_path / "sessions", live_file, pieces)
+
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        (trace,) = live.traces()
+        watched = calls(live, trace.id)
+        assert watched == calls(full, res.trace_id)
+        assert len(watched) == res.llm_calls > 60
+        # 0.125 ends its last response with a token_count; 0.40 wrote the usage before the
+        # items, so nothing closes its last response: the stop recorded its call
+        assert before_stop == len(watched) - (version == "vscode-0.40")
+        # the case this test is about happened: a response written as two messages
+        assert len(_assistant_messages(live, trace.id)) > len(
+            _assistant_messages(full, res.trace_id)
+        )
