@@ -49,18 +49,25 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _start_proxy(qtbot: Any, pane: SourcesPane, upstream: FakeUpstream) -> int:
+    """The proxy switched on in the Sources pane, as a user does: a free listen port and
+    the fake upstream's URL typed in, the box ticked; its port once it listens."""
+    port = _free_port()
+    pane.proxy_listen.setText(f"127.0.0.1:{port}")
+    pane.proxy_upstream.setText(upstream.url + "/v1")
+    pane.proxy_box.setChecked(True)
+    qtbot.waitUntil(lambda: _proxy(pane).state == "listening", timeout=10_000)
+    return port
+
+
 def test_proxy_from_the_sources_pane_records_an_sdk_call_into_the_traces_pane(
     qtbot: Any, settings: AppSettings, tmp_path: Path, opened: Callable[[], MainWindow]
 ) -> None:
     window = opened()
     pane = _pane(window)
-    port = _free_port()
     with FakeUpstream() as upstream:
         upstream.replies.append(Reply("Proxied hello."))
-        pane.proxy_listen.setText(f"127.0.0.1:{port}")
-        pane.proxy_upstream.setText(upstream.url + "/v1")
-        pane.proxy_box.setChecked(True)
-        qtbot.waitUntil(lambda: _proxy(pane).state == "listening", timeout=10_000)
+        port = _start_proxy(qtbot, pane, upstream)
         assert not pane.proxy_listen.isEnabled() and not pane.proxy_upstream.isEnabled()
         assert f"http://127.0.0.1:{port}" in pane.proxy_hint.text()
         assert settings.get("proxy/upstream") == upstream.url + "/v1"
@@ -134,16 +141,12 @@ def test_a_proxy_trace_has_its_model_s_window_and_no_runtime_budgets(
 
     window = opened()
     pane = _pane(window)
-    port = _free_port()
     model = "gpt-4o-2024-08-06"
     known = table_window(model)
     assert known is not None and known.tokens is not None
     with FakeUpstream() as upstream:
         upstream.replies.append(Reply("Paris."))
-        pane.proxy_listen.setText(f"127.0.0.1:{port}")
-        pane.proxy_upstream.setText(upstream.url + "/v1")
-        pane.proxy_box.setChecked(True)
-        qtbot.waitUntil(lambda: _proxy(pane).state == "listening", timeout=10_000)
+        port = _start_proxy(qtbot, pane, upstream)
         before = {t.id for t in window.traces.model.records}
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY,
                                max_retries=0)  # fmt: skip

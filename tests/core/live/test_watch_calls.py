@@ -10,6 +10,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,43 @@ def _assistant_messages(store: Store, trace_id: str) -> list[Any]:
         return [m for m in r.all_messages(trace_id) if m.role == "assistant"]
 
 
+@dataclass(frozen=True)
+class _Compared:
+    before_stop: int
+    """Calls the store held once the whole file was read, before the stop."""
+    watched: list[Any]
+    imported: list[Any]
+    llm_calls: int
+    """The import's own count of its calls."""
+    watched_replies: list[Any]
+    imported_replies: list[Any]
+
+
+def _watch_then_import(
+    tmp_path: Path, root: str, under: str, src: Path, pieces: list[list[bytes]]
+) -> _Compared:
+    """``pieces`` of ``src`` appended to a copy under ``root/under`` while ``ctxlens watch
+    root`` runs (``_follow``), then the whole copy imported into a store of its own: the
+    calls and assistant messages of both."""
+    folder = tmp_path / root / under
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    live_file.touch()
+    db = tmp_path / "live.db"
+    before_stop = _follow(db, tmp_path / root, live_file, pieces)
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        (trace,) = live.traces()
+        return _Compared(
+            before_stop,
+            calls(live, trace.id),
+            calls(full, res.trace_id),
+            res.llm_calls,
+            _assistant_messages(live, trace.id),
+            _assistant_messages(full, res.trace_id),
+        )
+
+
 def _follow(db: Path, watched: Path, live_file: Path, pieces: list[list[bytes]]) -> int:
     """``ctxlens watch`` as a real process while ``pieces`` are appended to ``live_file``
     one by one, each first line in two writes, with a pause after each (a batch ends);
@@ -82,24 +120,14 @@ def test_a_watched_claude_code_session_records_the_calls_of_its_import(tmp_path:
             seen.append(rid)
             if len(seen) % 2:
                 pieces.append([])
-    folder = tmp_path / "projects" / "p"
-    folder.mkdir(parents=True)
-    live_file = folder / src.name
-    live_file.touch()
-    db = tmp_path / "live.db"
-    before_stop = _follow(db, tmp_path / "projects", live_file, pieces)
-
-    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
-        (res,) = import_paths(full, [live_file])
-        (trace,) = live.traces()
-        watched = calls(live, trace.id)
-        assert watched == calls(full, res.trace_id)
-        assert len(watched) == len([r for r in records if r]) == 152
-        # the last reply's end-of-turn record (stop_hook_summary) closed it: no stop needed
-        assert before_stop == 152
-        # the case this test is about happened: a response written as two messages
-        split = Counter(m.metadata["message_id"] for m in _assistant_messages(live, trace.id))
-        assert max(split.values()) > 1
+    got = _watch_then_import(tmp_path, "projects", "p", src, pieces)
+    assert got.watched == got.imported
+    assert len(got.watched) == len([r for r in records if r]) == 152
+    # the last reply's end-of-turn record (stop_hook_summary) closed it: no stop needed
+    assert got.before_stop == 152
+    # the case this test is about happened: a response written as two messages
+    split = Counter(m.metadata["message_id"] for m in got.watched_replies)
+    assert max(split.values()) > 1
 
 
 def _timestamps(path: Path) -> Iterator[tuple[float, int, str, bytes]]:
@@ -175,23 +203,11 @@ def test_a_watched_codex_rollout_records_the_calls_of_its_import(
 ) -> None:
     src = CODEX[version]
     pieces = _codex_pieces(src.read_bytes().splitlines(keepends=True))
-    folder = tmp_path / "sessions" / "2026" / "05" / "11"
-    folder.mkdir(parents=True)
-    live_file = folder / src.name
-    live_file.touch()
-    db = tmp_path / "live.db"
-    before_stop = _follow(db, tmp_path / "sessions", live_file, pieces)
-
-    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
-        (res,) = import_paths(full, [live_file])
-        (trace,) = live.traces()
-        watched = calls(live, trace.id)
-        assert watched == calls(full, res.trace_id)
-        assert len(watched) == res.llm_calls > 60
-        # 0.125 ends its last response with a token_count; 0.40 wrote the usage before the
-        # items, so nothing closes its last response: the stop recorded its call
-        assert before_stop == len(watched) - (version == "vscode-0.40")
-        # the case this test is about happened: a response written as two messages
-        assert len(_assistant_messages(live, trace.id)) > len(
-            _assistant_messages(full, res.trace_id)
-        )
+    got = _watch_then_import(tmp_path, "sessions", "2026/05/11", src, pieces)
+    assert got.watched == got.imported
+    assert len(got.watched) == got.llm_calls > 60
+    # 0.125 ends its last response with a token_count; 0.40 wrote the usage before the
+    # items, so nothing closes its last response: the stop recorded its call
+    assert got.before_stop == len(got.watched) - (version == "vscode-0.40")
+    # the case this test is about happened: a response written as two messages
+    assert len(got.watched_replies) > len(got.imported_replies)
