@@ -531,6 +531,17 @@ class _Session:
             _Reply(answer.created_at, answer.seq, head, lane, answer.usage, answer.model, since)
         )
 
+    def note_limits(self) -> None:
+        """The limit the records showed so far, in the trace's metadata: Claude Code's
+        auto-compact point (the lowest ``preTokens`` of an ``auto`` boundary). A watch
+        notes it after each batch, an import once at the end."""
+        if not self.auto_compact:
+            return
+        limits = {"auto_compact_tokens": self.auto_compact}
+        meta = self.b.metadata
+        if not isinstance(meta, dict) or meta.get("limits") != limits:
+            self.b.set_metadata("limits", limits)
+
     def record_calls(self) -> None:
         """One LLM call per API response (``message.id``) with its usage, for the replies
         noted since the last time (all of them after a full read), in time order."""
@@ -994,8 +1005,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
             session.lanes[f"file-{extra}"] = lane
             session.read_file(extra, str(extra), lane)
         session.record_calls()
-        if session.auto_compact:
-            b.set_metadata("limits", {"auto_compact_tokens": session.auto_compact})
+        session.note_limits()
         session.warnings()
         b.set_title(session.title() or b.first_text())
         return [b.finish()]

@@ -256,6 +256,16 @@ class _Rollout:
         if run.reply is None:
             run.reply = seq
 
+    def note_window(self) -> None:
+        """The window the rollout recorded so far (``model_context_window``), in the
+        trace's metadata. A watch notes it after each batch, an import once at the end."""
+        if self.window is None:
+            return
+        window = {"tokens": self.window, "field": "model_context_window"}
+        meta = self.b.metadata
+        if not isinstance(meta, dict) or meta.get("window") != window:
+            self.b.set_metadata("window", window)
+
     def record_calls(self) -> None:
         """One LLM call per model response (each ``token_count`` event), in file order: the
         responses that ended since the last time (all of them after a full read)."""
@@ -485,8 +495,7 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
             rollout.record(lineno, rec)
         rollout.finish()
         rollout.record_calls()
-        if rollout.window is not None:
-            b.set_metadata("window", {"tokens": rollout.window, "field": "model_context_window"})
+        rollout.note_window()
         b.set_title(b.first_text() or b.title)
         return [b.finish()]
     finally:

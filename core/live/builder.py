@@ -67,6 +67,13 @@ class ResumableBuilder(TraceBuilder):
             return
         super().set_title(title)
 
+    def set_metadata(self, key: str, value: Any) -> None:
+        if self.replaying:  # the store holds it already: kept in memory only
+            self.metadata = {**(self.metadata if isinstance(self.metadata, dict) else {}),
+                             key: value}  # fmt: skip
+            return
+        super().set_metadata(key, value)
+
     def continue_stored(self) -> None:
         """Go on after what the store holds for this trace (no replay: the counters and the
         next sequence are read back)."""

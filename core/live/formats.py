@@ -72,6 +72,7 @@ class ClaudeCodeLive:
     def settle(self) -> None:
         self.state.write_pending()
         self.state.record_calls()
+        self.state.note_limits()
         self.b.set_title(self.state.title())
 
     def open_calls(self) -> int:
@@ -96,6 +97,7 @@ class CodexLive:
     def settle(self) -> None:
         self.state.write_pending()
         self.state.record_calls()
+        self.state.note_window()
         self.b.set_title(self.b.first_text() or self.b.title)
 
     def open_calls(self) -> int:

@@ -58,6 +58,9 @@ class _Compared:
     """The import's own count of its calls."""
     watched_replies: list[Any]
     imported_replies: list[Any]
+    watched_limits: dict[str, Any]
+    """The limits the tool recorded (``window``, ``limits``) in each trace's metadata."""
+    imported_limits: dict[str, Any]
 
 
 def _watch_then_import(
@@ -75,6 +78,7 @@ def _watch_then_import(
     with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
         (res,) = import_paths(full, [live_file])
         (trace,) = live.traces()
+        (done,) = [t for t in full.traces() if t.id == res.trace_id]
         return _Compared(
             before_stop,
             calls(live, trace.id),
@@ -82,7 +86,13 @@ def _watch_then_import(
             res.llm_calls,
             _assistant_messages(live, trace.id),
             _assistant_messages(full, res.trace_id),
+            _limits(trace.metadata),
+            _limits(done.metadata),
         )
+
+
+def _limits(metadata: Any) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if k in ("window", "limits")}
 
 
 def _follow(db: Path, watched: Path, live_file: Path, pieces: list[list[bytes]]) -> int:
@@ -128,6 +138,8 @@ def test_a_watched_claude_code_session_records_the_calls_of_its_import(tmp_path:
     # the case this test is about happened: a response written as two messages
     split = Counter(m.metadata["message_id"] for m in got.watched_replies)
     assert max(split.values()) > 1
+    # the auto-compact point the session showed (its one auto boundary) is noted too
+    assert got.watched_limits == got.imported_limits == {"limits": {"auto_compact_tokens": 167094}}
 
 
 def _timestamps(path: Path) -> Iterator[tuple[float, int, str, bytes]]:
@@ -211,3 +223,6 @@ def test_a_watched_codex_rollout_records_the_calls_of_its_import(
     assert got.before_stop == len(got.watched) - (version == "vscode-0.40")
     # the case this test is about happened: a response written as two messages
     assert len(got.watched_replies) > len(got.imported_replies)
+    # the window the rollout recorded (model_context_window) is noted as the import notes it
+    assert got.watched_limits == got.imported_limits
+    assert got.watched_limits["window"]["field"] == "model_context_window"
