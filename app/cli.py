@@ -185,3 +185,7 @@ def _default(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return main([*(["--db", args.db] if args.db else []), "gui"])
     parser.print_help()
     return 0
+
+
+if __name__ == "__main__":  # ``python -m app.cli`` is ``ctxlens`` too (as ``python -m app``)
+    raise SystemExit(main())

@@ -97,7 +97,7 @@ def run(ctx: CliContext) -> int:
     if args.json:
         ctx.emit_json(data)
     else:
-        ctx.out.write(_text(pv, data))
+        ctx.out.write(_text(pv, data, args.apply))
     return 0
 
 
@@ -137,7 +137,7 @@ def _limits(req: CompactRequest) -> dict[str, Any]:
     }
 
 
-def _text(pv: Preview, data: dict[str, Any]) -> str:
+def _text(pv: Preview, data: dict[str, Any], asked: bool = False) -> str:
     w, th = data["limits"]["window"], data["limits"]["threshold"]
     lines = [
         f"{pv.trace_id}: {data['level']} -> {data['status']} ({data['reason']})",
@@ -163,5 +163,10 @@ def _text(pv: Preview, data: dict[str, Any]) -> str:
         lost = ", ".join(split["lost"][:5]) or "-"
         lines.append(f"  {name}: kept {len(split['kept'])}, lost {len(split['lost'])} ({lost})")
     lines.extend(f"  error: {e}" for e in data["errors"])
-    lines.append("  applied" if pv.applied else "  dry run: nothing written (use --apply)")
+    if pv.applied:
+        lines.append("  applied")
+    elif asked:  # --apply given, and there was nothing to record
+        lines.append(f"  not applied: nothing written ({data['status']})")
+    else:
+        lines.append("  dry run: nothing written (use --apply)")
     return "\n".join(lines) + "\n"

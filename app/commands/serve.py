@@ -53,6 +53,8 @@ def run(ctx: CliContext) -> int:
     args = ctx.args
     if not args.otlp and not args.model:
         raise CtxlensError("serve: give --otlp [HOST:PORT], --model [HOST:PORT] or both")
+    if args.max_bytes < 1:
+        raise CtxlensError(f"--max-bytes {args.max_bytes}: expected a size of at least 1 byte")
     if args.fault and not args.model:
         raise CtxlensError("serve: --fault goes with --model")
     lock = threading.Lock()

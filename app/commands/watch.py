@@ -17,6 +17,8 @@ traces, appended lines new messages. With no folder: the Claude Code projects fo
 ($CLAUDE_CONFIG_DIR), the Codex sessions folder ($CODEX_HOME) and the folders added in the GUI's
 Sources pane. A restart continues where it stopped. Ctrl-C or SIGTERM stops it: the responses
 still open then get their model calls."""
+#: Longest ``--interval`` (a day): a larger wait overflows the platform's timeout.
+MAX_INTERVAL = 86400.0
 
 
 def arguments(p: ArgumentParser) -> None:
@@ -31,6 +33,11 @@ def run(ctx: CliContext) -> int:
     from core.live.folders import default_folders
     from core.live.watch import Watcher
 
+    interval = ctx.args.interval
+    if not 0 <= interval <= MAX_INTERVAL:  # NaN too; inf or 1e308 would overflow the wait
+        raise InvalidInputError(
+            f"--interval {interval}: expected seconds between 0 and {MAX_INTERVAL:g}"
+        )
     folders = [Path(d) for d in ctx.args.dirs] or default_folders()
     for folder in ctx.args.dirs:
         if not Path(folder).exists():
@@ -45,7 +52,7 @@ def run(ctx: CliContext) -> int:
             ctx.out.write(f"{change.where}: {verb} {change.trace_id} (+{change.messages})\n")
         ctx.out.flush()
 
-    watcher = Watcher(store, folders, listener=report, interval=max(0.01, ctx.args.interval))
+    watcher = Watcher(store, folders, listener=report, interval=max(0.01, interval))
     if not ctx.args.json:
         ctx.out.write(f"watching {', '.join(str(f) for f in folders)} (Ctrl-C stops)\n")
         ctx.out.flush()

@@ -292,6 +292,8 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
         raise
     except RecursionError:
         raise InvalidInputError(f"{ctx.where}: data nested too deeply to import") from None
+    except OSError as exc:  # a file removed or made unreadable since the plan
+        raise unreadable(exc, unit) from None
     except Exception as exc:
         raise InvalidInputError(
             f"{ctx.where}: cannot import this record ({type(exc).__name__}: {exc})"
@@ -299,6 +301,15 @@ def import_unit(store: Store, unit: ImportUnit, ctx: ImportContext) -> list[Impo
     finally:
         ctx.naive_from = None
     return results
+
+
+def unreadable(exc: OSError, unit: ImportUnit) -> InvalidInputError:
+    """A file of ``unit`` that could not be read, in the words a direct import of it gives
+    (``walk.classify``: "no such file or folder", "cannot read: Permission denied")."""
+    path = Path(exc.filename) if exc.filename else unit.main
+    kind = classify(path)
+    words = kind if kind not in (FILE, FOLDER) else f"cannot read: {exc.strerror or exc}"
+    return InvalidInputError(f"{path}: {words}")
 
 
 class _AlreadyImported(Exception):

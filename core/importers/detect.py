@@ -110,10 +110,10 @@ def _list_format(path: Path) -> str | None:
             doc.begin()
             items = doc.items()
             item = next(items, None)
-        except BeyondLimits:
-            raise  # no importer could read it either: say why, with the line
         except InvalidInputError:
-            return None
+            # a list whose first item is cut short, not UTF-8 or not JSON: no importer
+            # could read it either; say why, with the line (not "unknown format")
+            raise
     if isinstance(item, list):  # a list of conversations (benchmark histories)
         first = item[0] if item else None
         return "openai" if isinstance(first, dict) and "role" in first else None

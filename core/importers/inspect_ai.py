@@ -26,7 +26,7 @@ from core.errors import InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit, TraceBuilder
 from core.importers.content import as_dict, as_list, dumps, image_ref, parse_time, scrub, text_of
 from core.importers.inspect_eval import eval_summary, has_content, sample_summary, sample_title
-from core.importers.jsonstream import JsonDocument
+from core.importers.jsonstream import TOO_DEEP, BeyondLimits, JsonDocument
 from core.importers.reading import CountingReader, loads
 from core.importers.zipmembers import member_chunks
 from core.records import ROLES, ContextItem, NewMessage, ToolCall
@@ -91,6 +91,8 @@ def _member_json(z: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, ctx: Imp
         raise InvalidInputError(
             f"{where}{f':{line}' if line else ''}: invalid JSON: {exc}"
         ) from None
+    except RecursionError:  # named here: the import's own ``where`` is the sample before
+        raise BeyondLimits(f"{where}: {TOO_DEEP}") from None
 
 
 def _json_samples(

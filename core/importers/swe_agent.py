@@ -44,21 +44,29 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
     history = _History()
     info: dict[str, Any] = {}
     steps = 0
+    lists = 0  # the lists a trajectory is made of, found in the file
     with path.open("rb") as raw:
         doc = JsonDocument(CountingReader(raw, ctx), str(path))
         top = doc.begin()
         if top == "[":
+            lists += 1
             _history(doc, chat, path, history, "messages")
         else:
             for key in doc.members():
                 ctx.where = f"{path}: {key}"
                 if key in ("history", "messages") and doc.enter_array():
+                    lists += 1
                     _history(doc, chat, path, history, key)
                 elif key == "trajectory" and doc.enter_array():
+                    lists += 1
                     steps = sum(1 for _ in doc.items())
                 else:
                     info[key] = doc.value()
         doc.end()
+    if not lists:  # another tool's file forced with --format swe-agent
+        raise InvalidInputError(
+            f"{path}: not a SWE-agent trajectory: no 'history', 'messages' or 'trajectory' list"
+        )
     if not history.seqs:
         ctx.warn(f"{path}: no history messages")
     meta: dict[str, Any] = {

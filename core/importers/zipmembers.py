@@ -40,7 +40,14 @@ def member_chunks(
                     f"{where}: member larger than declared; refusing (zip bomb?)"
                 )
             yield chunk
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zstandard.ZstdError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        OSError,
+        EOFError,
+        ValueError,
+        zstandard.ZstdError,
+    ) as exc:
         if isinstance(exc, InvalidInputError):
             raise
         raise InvalidInputError(f"{where}: corrupt zip member: {exc}") from None

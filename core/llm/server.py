@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import threading
 import time
 import uuid
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
+from core.errors import CtxlensError
 from core.llm.backend import BackendReply, ChatBackend, ChatRequest, UsageMeter
 from core.llm.connections import OpenConnections
 from core.llm.faults import Fault, FaultBoard, prompt_too_long_body
@@ -121,7 +123,11 @@ class ModelServer:
         self._thread.start()
         if not ready.wait(10) or self._error is not None:
             self.stop()
-            raise RuntimeError(f"model server did not start: {self._error!r}")
+            error = self._error
+            if isinstance(error, OSError):  # a port in use, an address not of this host
+                why = os.strerror(error.errno) if error.errno else str(error)
+                raise CtxlensError(f"cannot listen on {self.host}:{self._port}: {why}")
+            raise RuntimeError(f"model server did not start: {error!r}")
         return self
 
     def stop(self) -> None:

@@ -118,7 +118,8 @@ def prepare_schema(engine: Engine) -> None:
                 return
             tables = set(inspect(conn).get_table_names())
     except DBAPIError as exc:
-        raise StoreOpenError(f"{where}: cannot open store: {_short(exc)}") from None
+        why = why_sqlite_failed(exc, str(engine.url))
+        raise StoreOpenError(f"{where}: cannot open store: {why}") from None
     if current is None and tables - {"alembic_version"}:
         raise StoreOpenError(
             f"{where}: database has tables but is not a ctxlens store "
@@ -217,3 +218,25 @@ def _describe(engine: Engine) -> str:
 def _short(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc).splitlines()[0]
+
+
+def why_sqlite_failed(exc: BaseException, url: str) -> str:
+    """SQLite's words for a failed open or write, with what they mean for a store file:
+    a lock another process held past ``BUSY_TIMEOUT_MS``, a read-only file or folder."""
+    words = _short(exc)
+    path = sqlite_path(url) if is_sqlite(url) else None
+    if path is None:
+        return words
+    if "database is locked" in words or "database table is locked" in words:
+        return (
+            f"{words}: another process kept a write transaction open on the store for "
+            f"{BUSY_TIMEOUT_MS / 1000:g} s; this write was rolled back, try again when it is done"
+        )
+    if "readonly database" in words:
+        if not os.access(path.parent, os.W_OK):
+            return (
+                f"{words}: the folder {path.parent} is not writable, and SQLite writes "
+                f"{path.name}-wal and {path.name}-shm beside the store, even to read it"
+            )
+        return f"{words}: the store file is not writable"
+    return words

@@ -70,17 +70,26 @@ class Reader(PathReads[Message]):
 
     def find_trace(self, prefix: str) -> Trace:
         """A trace by id or unambiguous id prefix (what users type)."""
+        if not prefix:
+            raise NotFoundError("empty trace id: give a trace id or the start of one")
         row = self.conn.execute(select(t.traces).where(t.traces.c.id == prefix)).first()
         if row is not None:
             return rows.trace_from_row(row)
+        shown = 3
         found = self.conn.execute(
-            select(t.traces).where(t.traces.c.id.startswith(prefix, autoescape=True)).limit(2)
+            select(t.traces)
+            .where(t.traces.c.id.startswith(prefix, autoescape=True))
+            .order_by(t.traces.c.id)
+            .limit(shown + 1)
         ).all()
         if len(found) == 1:
             return rows.trace_from_row(found[0])
         if not found:
             raise NotFoundError(f"trace {prefix!r} not found")
-        raise NotFoundError(f"trace id prefix {prefix!r} is ambiguous")
+        ids = ", ".join(r.id for r in found[:shown]) + (", …" if len(found) > shown else "")
+        raise NotFoundError(
+            f"trace id prefix {prefix!r} is ambiguous (matches {ids}); give more of the id"
+        )
 
     def traces(self) -> list[Trace]:
         q = select(t.traces).order_by(t.traces.c.created_at, t.traces.c.id)

@@ -21,7 +21,13 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from core.errors import CtxlensError, IntegrityError, StoreOpenError
 from core.records import Checkpoint, Message, NewMessage, Trace
 from core.store.blobs import IN_DATABASE, DatabaseBlobs, absorb_folder, bound
-from core.store.engine import database_url, make_engine, prepare_schema, sqlite_path
+from core.store.engine import (
+    database_url,
+    make_engine,
+    prepare_schema,
+    sqlite_path,
+    why_sqlite_failed,
+)
 from core.store.objects import LocalObjectStore, ObjectStore
 from core.store.reader import Reader
 from core.store.wal_checkpoint import Checkpointer
@@ -93,7 +99,8 @@ class Store:
             with self.engine.connect() as conn, conn.begin():
                 yield Reader(conn)
         except OperationalError as exc:
-            raise StoreOpenError(f"{self.describe()}: {_short(exc)}") from None
+            why = why_sqlite_failed(exc, str(self.engine.url))
+            raise StoreOpenError(f"{self.describe()}: {why}") from None
 
     @contextmanager
     def write(self) -> Iterator[Writer]:
@@ -117,7 +124,8 @@ class Store:
                     f"{self.describe()}: connection to the database was lost; the "
                     f"transaction was rolled back and nothing of it was written ({_short(exc)})"
                 ) from None
-            raise StoreOpenError(f"{self.describe()}: write failed: {_short(exc)}") from None
+            why = why_sqlite_failed(exc, str(self.engine.url))
+            raise StoreOpenError(f"{self.describe()}: write failed: {why}") from None
 
     # -- conveniences (each its own transaction) ----------------------------------------
     def create_trace(self, title: str = "", source: str = "ctxlens", **kw: object) -> Trace:
