@@ -13,7 +13,7 @@ from core.errors import ConflictError, InvalidInputError
 from core.importers.base import ImportContext, ImportResult, ImportUnit
 from core.records import Message
 from core.store import schema as t
-from core.store.export_format import FORMAT, RECORD_TABLES, binary_columns
+from core.store.export_format import FORMAT, RECORD_TABLES, binary_columns, check_row
 from core.store.message_fields import message_from
 from core.store.store import Store
 from core.store.writer import Writer
@@ -59,10 +59,24 @@ def run(w: Writer, ctx: ImportContext, unit: ImportUnit) -> list[ImportResult]:
 
 
 def write_data(w: Writer, data: dict[str, Any], where: str = "<data>") -> str:
-    """Restore an export inside the caller's transaction."""
+    """Restore an export inside the caller's transaction. Every row is checked against
+    its table first (``core/store/export_format.py:check_row``): a wrong value is an error
+    naming the row and field, and nothing of the trace is written."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidInputError(f"{where}: not a ctxlens trace export (field 'format')")
+    try:
+        return _write(w, data, where)
+    except KeyError as exc:
+        raise InvalidInputError(f"{where}: missing field {exc}") from None
+    except (TypeError, AttributeError):
+        raise InvalidInputError(f"{where}: not a ctxlens trace export's shape") from None
+
+
+def _write(w: Writer, data: dict[str, Any], where: str) -> str:
     trace = data["trace"]
+    if not isinstance(trace, dict):
+        raise InvalidInputError(f"{where}: trace: not an object")
+    check_row("traces", trace, f"{where}: trace")
     if w.read.conn.execute(select(t.traces.c.id).where(t.traces.c.id == trace["id"])).first():
         raise ConflictError(f"{where}: trace {trace['id']} is already in this store")
     w.create_trace(
@@ -70,6 +84,9 @@ def write_data(w: Writer, data: dict[str, Any], where: str = "<data>") -> str:
     )
     batch: list[Message] = []
     for i, m in enumerate(data["messages"]):
+        if not isinstance(m, dict):
+            raise InvalidInputError(f"{where}: messages[{i}]: not an object")
+        check_row("messages", m, f"{where}: messages[{i}]")
         try:
             batch.append(_message(trace["id"], m))
         except (KeyError, TypeError) as exc:
@@ -83,11 +100,13 @@ def write_data(w: Writer, data: dict[str, Any], where: str = "<data>") -> str:
         rows = [_record(table, row, trace["id"], f"{where}: {table}[{i}]")
                 for i, row in enumerate(data.get(table, []))]  # fmt: skip
         w.insert_rows(table, rows)
-    _checkpoints(w, trace["id"], data.get("checkpoints", []))
-    for s in data.get("sessions", []):
+    _checkpoints(w, trace["id"], data.get("checkpoints", []), where)
+    for i, s in enumerate(data.get("sessions", [])):
         turns = s.pop("turns", [])
+        check_row("sessions", s, f"{where}: sessions[{i}]")
         w.conn.execute(insert(t.sessions).values(**s, trace_id=trace["id"]))
-        for turn in turns:
+        for j, turn in enumerate(turns):
+            check_row("turns", turn, f"{where}: sessions[{i}].turns[{j}]")
             w.conn.execute(insert(t.turns).values(**turn, session_id=s["id"]))
     return str(trace["id"])
 
@@ -97,6 +116,7 @@ def _record(table: str, row: Any, trace_id: str, where: str) -> dict[str, Any]:
     headers without credentials, whatever the file holds (they never reach a store)."""
     if not isinstance(row, dict):
         raise InvalidInputError(f"{where}: not an object")
+    check_row(table, row, where)
     out = {**row, "trace_id": trace_id}
     for col in binary_columns(table):
         if out.get(col) is not None:
@@ -120,8 +140,9 @@ def _message(trace_id: str, m: dict[str, Any]) -> Message:
     return message_from({**m, "trace_id": trace_id, "line": 0, "depth": 0})
 
 
-def _checkpoints(w: Writer, trace_id: str, cps: list[dict[str, Any]]) -> None:
-    for cp in cps:
+def _checkpoints(w: Writer, trace_id: str, cps: list[dict[str, Any]], where: str) -> None:
+    for i, cp in enumerate(cps):
+        check_row("checkpoints", cp, f"{where}: checkpoints[{i}]")
         if cp["blob_b64"] is not None:  # None: the blob was missing from the exported store
             w.objects.put(cp["object_key"], base64.b64decode(cp["blob_b64"]))
         row = {k: v for k, v in cp.items() if k not in ("blob_b64", "blob_missing")}

@@ -34,11 +34,11 @@ from core.replay.prefix import Copied, Cut, copy_prefix, covering, cut_before
 from core.replay.recorded import OnDiverge, RecordedModel, ReplayDiverged
 from core.replay.recording import Recording
 from core.replay.refmap import RefRenamer, scope_of
-from core.replay.sources import SourceKit, carried_keys, kit_for
+from core.replay.sources import carried_keys, kit_for
 from core.run.config import RunConfig
 from core.run.events import EventBus
 from core.run.metrics import compute
-from core.run.rerunners import make_runner, refusal, runner_kind
+from core.run.rerunners import make_runner, refusal, rerunner_for, runner_kind
 from core.run.runner import Runner
 from core.run.state import Phase
 from core.store import Store
@@ -148,12 +148,17 @@ async def replay_async(
     cut = cut_before(calls, opts.from_call, live)
     if opts.edit is not None:
         cut = covering(cut, calls[opts.from_call], opts.edit[0])
+    # what refuses the replay is checked before its trace is made (messages stay: a
+    # refusal after it left an empty "Replay of ..." trace in the store)
+    if cut.fresh and not recording.user_turns:
+        raise InvalidInputError(f"trace {source.id}: no user message to start a replay from")
+    offline = rerunner_for(source.metadata) is not None  # ``kit_for``'s oracle: a demo's
+    mode = _mode(opts.on_diverge, offline or opts.endpoint is not None)
     target, renamer, copied = _new_trace(store, source, opts, cut, config, refs)
     if kind is not None:  # e.g. a delegation root: the replay is a root of its own
         kind.adopt(store, source.id, target)
     kit = kit_for(source.metadata, recording, renamer, copied.clock_ticks)
     endpoint = EndpointModel(opts.endpoint) if opts.endpoint is not None else None
-    mode = _mode(opts.on_diverge, kit, endpoint is not None)
     model = RecordedModel(
         recording,
         renamer,
@@ -194,8 +199,9 @@ def _config(
     return config.with_settings(list(settings))
 
 
-def _mode(wanted: str, kit: SourceKit, endpoint: bool = False) -> OnDiverge:
-    can_go_on = kit.oracle is not None or endpoint
+def _mode(wanted: str, can_go_on: bool) -> OnDiverge:
+    """What follows a divergence: ``live`` needs a model to go on with (a demo's offline
+    model or a configured endpoint)."""
     if wanted == "live" and not can_go_on:
         raise InvalidInputError(
             "--on-diverge live: this trace has no offline model to continue with "

@@ -361,3 +361,71 @@ def test_serve_otlp_max_bytes_below_one_is_an_error(tmp_path: Path, size: str) -
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--max-bytes {size}: expected a size of at least 1 byte" in done.stderr
+
+
+# -- a ctxlens export edited by hand -------------------------------------------------------
+@pytest.mark.parametrize(
+    ("table", "field", "value", "words"),
+    [
+        ("llm_calls", "usage", -5, "field 'usage' is -5: expected an object or null"),
+        ("llm_calls", "usage", "12", "field 'usage' is '12': expected an object or null"),
+        ("llm_calls", "call_index", "1", "field 'call_index' is '1': expected a whole number"),
+        ("messages", "created_at", "yesterday", "field 'created_at' is 'yesterday': expected"),
+        ("messages", "created_at", -1e18, "field 'created_at' is -1e+18: not a time"),
+        ("messages", "created_at", None, "field 'created_at' is required, found null"),
+    ],
+)
+def test_an_edited_export_with_a_wrong_value_is_refused_naming_the_field(
+    cli: Cli,
+    held: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    table: str,
+    field: str,
+    value: object,
+    words: str,
+) -> None:
+    """It was stored as written: a usage that is not an object then broke ``ctxlens
+    traces`` (TypeError), a time of -1e18 broke ``ctxlens search`` (OSError), text for a time
+    was "cannot import this record (StatementError: ... [SQL: INSERT ...])"."""
+    source = tmp_path / "source.db"
+    code, _ = cli("--db", str(source), "import", str(ANY_AGENT))
+    (trace,) = _trace_ids(cli, source)
+    exported = tmp_path / "export.json"
+    assert cli("--db", str(source), "export", trace, "-o", str(exported))[0] == 0
+    data = json.loads(exported.read_text(encoding="utf-8"))
+    assert data[table] and field in data[table][1]
+    data[table][1][field] = value
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    before = _stored(held)
+    code, _ = cli("--db", str(held), "import", str(edited))
+    err = _error(capsys)
+    assert code == 2
+    assert f"{edited}: {table}[1]: {words}" in err
+    assert _stored(held) == before
+    assert cli("--db", str(held), "traces")[0] == 0
+    assert cli("--db", str(held), "search", "year")[0] == 0
+
+
+# -- replay ------------------------------------------------------------------------------
+def test_a_refused_replay_leaves_no_trace_behind(
+    cli: Cli, held: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A replay refused after its new trace was made left an empty "Replay of …" trace
+    (which an export could not even bring back: "no messages in it")."""
+    (trace,) = _trace_ids(cli, held)
+    before = _stored(held)
+    code, _ = cli("--db", str(held), "replay", trace, "--on-diverge", "live")
+    assert code == 2
+    assert "--on-diverge live: this trace has no offline model" in _error(capsys)
+    assert _stored(held) == before
+    eval_log = TRACES / "inspect_ai/UKGovernmentBEIS__inspect_ai/tests/log/test_eval_log"
+    db = tmp_path / "tool_errors.db"
+    assert cli("--db", str(db), "import", str(eval_log / "log_tool_call_error.json"))[0] == 0
+    (no_user,) = _trace_ids(cli, db)
+    before = _stored(db)
+    code, _ = cli("--db", str(db), "replay", no_user)
+    assert code == 2
+    assert f"trace {no_user}: no user message to start a replay from" in _error(capsys)
+    assert _stored(db) == before
