@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from argparse import ArgumentParser
 
 from app.cli import CliContext
@@ -33,13 +34,20 @@ def arguments(p: ArgumentParser) -> None:
 
 
 def run(ctx: CliContext) -> int:
+    from app.stop_signals import stop_on_signals
     from core.importers.api import import_counted, plan_paths
 
     planned = plan_paths(ctx.args.paths, ctx.args.format)  # bad paths fail before any write
     store = ctx.store(create=True)
-    results = import_counted(
-        store, ctx.args.paths, ctx.args.format, stop_on_error=False, units=planned.units
-    )
+    with stop_on_signals(threading.Event()) as stop:  # Ctrl-C: roll back the file being read
+        results = import_counted(
+            store,
+            ctx.args.paths,
+            ctx.args.format,
+            stop_on_error=False,
+            units=planned.units,
+            cancel=stop,
+        )
     done = [r for r in results if r.error is None]
     failed = [r for r in results if r.error is not None]
     for r in failed:
@@ -58,4 +66,12 @@ def run(ctx: CliContext) -> int:
             )
             for w in r.warnings:
                 ctx.out.write(f"  warning: {w}\n")
+    if stop.is_set():
+        kept = sum(1 for r in done if not r.duplicate)
+        print(
+            f"ctxlens: interrupted: {kept} trace(s) imported before it are kept (listed "
+            "above); the file being read was rolled back, nothing of it is stored",
+            file=sys.stderr,
+        )
+        return 130
     return 2 if failed else 0

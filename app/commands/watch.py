@@ -61,37 +61,18 @@ def run(ctx: CliContext) -> int:
         watcher.end()
         _errors(watcher)
         return 0
-    stop = threading.Event()
-    restore = _stop_on_signals(stop)
+    from app.stop_signals import stop_on_signals
+
     try:
-        while not stop.is_set():
-            watcher.poll()
-            _errors(watcher)
-            stop.wait(watcher.next_wait())
+        with stop_on_signals(threading.Event()) as stop:
+            while not stop.is_set():
+                watcher.poll()
+                _errors(watcher)
+                stop.wait(watcher.next_wait())
     finally:  # a stop or Ctrl-C: the open responses get their calls
-        restore()
         watcher.end()
         _errors(watcher)
     return 0
-
-
-def _stop_on_signals(stop: threading.Event) -> Any:
-    """SIGINT and SIGTERM set ``stop`` (the loop ends, ``Watcher.end`` runs); returns
-    what puts the previous handlers back. Off the main thread nothing changes."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    sigs = (signal.SIGINT, signal.SIGTERM)
-    old = {sig: signal.getsignal(sig) for sig in sigs}
-    for sig in sigs:
-        signal.signal(sig, lambda *_: stop.set())
-
-    def restore() -> None:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-
-    return restore
 
 
 def _errors(watcher: Any) -> None:

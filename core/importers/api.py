@@ -382,14 +382,22 @@ def import_counted(
     fmt: str = "auto",
     stop_on_error: bool = True,
     units: Sequence[ImportUnit] | None = None,
+    cancel: threading.Event | None = None,
 ) -> list[ImportResult]:
     """The whole ``ctxlens import``: ``import_paths`` with every message's exact token count
     (TOK-1) counted on worker threads while the files are read and stored with its row
     (``CountsAhead``); a trace an importer left anything pending in is filled in after the
-    commit (``fill_pending``). A CLI has nothing to show before the counts are in."""
+    commit (``fill_pending``). A CLI has nothing to show before the counts are in.
+    ``cancel``: as ``import_paths``' (Ctrl-C: the finished traces are returned, counted)."""
     with CountsAhead() as ahead:
         results = import_paths(
-            store, paths, fmt, stop_on_error=stop_on_error, counts=ahead, units=units
+            store,
+            paths,
+            fmt,
+            cancel=cancel,
+            stop_on_error=stop_on_error,
+            counts=ahead,
+            units=units,
         )
     todo = [r.trace_id for r in results if not (r.error or r.duplicate)]
     fill_pending(store, [tid for tid in todo if tid not in ahead.complete])
