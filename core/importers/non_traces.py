@@ -11,6 +11,7 @@ So it is refused with what it is, never imported as an OTel trace or a chat.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,23 @@ def chatml_refusal(path: Path, observations: int) -> str:
 
 
 def refusal(path: Path) -> str | None:
-    """What a known non-trace file is and why it is not imported (``None``: not one)."""
+    """What a known non-trace file is and why it is not imported (``None``: not one):
+    an empty file, a zip archive that cannot be opened (an ``.eval`` cut short), a
+    Langfuse ChatML map."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return None  # the reader words it (no such file, permission denied)
+    if not head:
+        return f"{path}: empty file (0 bytes): nothing to import"
+    if head == ZIP_MAGIC and not zipfile.is_zipfile(path):
+        return (
+            f"{path}: a zip archive that cannot be opened (its end, the table of its members, "
+            "is missing: cut short or damaged); an Inspect .eval log must be whole"
+        )
     n = langfuse_chatml(path)
     return chatml_refusal(path, n) if n is not None else None
+
+
+ZIP_MAGIC = b"PK\x03\x04"

@@ -429,3 +429,28 @@ def test_a_refused_replay_leaves_no_trace_behind(
     assert code == 2
     assert f"trace {no_user}: no user message to start a replay from" in _error(capsys)
     assert _stored(db) == before
+
+
+def test_an_empty_file_and_a_cut_short_eval_say_what_they_are(
+    cli: Cli, held: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both read "not a trace file of a known format …; --format NAME forces one", which
+    sent the user to force a format on a file that has nothing to read. In a folder they
+    are skipped with the same words, and the rest imports."""
+    empty = tmp_path / "in" / "session.jsonl"
+    empty.parent.mkdir()
+    empty.touch()
+    half = tmp_path / "in" / POPULARITY.name
+    whole = POPULARITY.read_bytes()
+    half.write_bytes(whole[: len(whole) // 2])
+    before = _stored(held)
+    for path, words in ((empty, "empty file (0 bytes)"), (half, "a zip archive that cannot")):
+        code, _ = cli("--db", str(held), "import", str(path))
+        err = _error(capsys)
+        assert code == 2 and f"{path}: {words}" in err and "--format" not in err, err
+    assert _stored(held) == before
+    (tmp_path / "in" / MINI_SWE.name).write_bytes(MINI_SWE.read_bytes() + b"\n")
+    code, out = cli("--db", str(held), "import", str(tmp_path / "in"))
+    err = _error(capsys)
+    assert code == 0 and out.count(" -> ") == 1, out
+    assert f"skipped: {empty}: empty file" in err and f"skipped: {half}: a zip archive" in err
