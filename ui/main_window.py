@@ -808,6 +808,9 @@ class MainWindow(QMainWindow):
             return
         self.settings.save_window_state(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.settings.sync()
+        # gone at once: the wait for a report still computing (a compare, a compaction
+        # preview, a playback frame of a long trace: up to 10 s) is not a frozen window
+        self.hide()
         self.runner.shutdown()
         if self.timeline_built:  # closed before the first frame: no timeline yet
             self.timeline.shutdown()

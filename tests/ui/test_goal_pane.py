@@ -85,3 +85,40 @@ def test_imported_trace_without_goal_events_uses_message_goal_ids(
     nodes = window.goals.model.nodes
     assert [(n.id, n.status, n.messages) for n in nodes] == [("5", "", 0), ("5.1", "", 1)]
     assert not window.goals.legend.isVisible()
+
+
+def test_selecting_a_goal_asks_each_row_once_for_its_size(qtbot: Any) -> None:
+    """A long outline is laid out on every selection (rows differ in height): the delegate
+    reads a row's node alone, not every role the style asks for (a 1,100-goal trace spent
+    200 ms of UI thread there; docs/bench.md, "UI-thread stalls of the user's actions")."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from core.inspector.goals import GoalNode
+    from ui.panes.goals import GoalPane, NodeRole
+    from ui.session import Session
+    from ui.tasks import TaskRunner
+
+    session = Session()
+    pane = GoalPane(session, TaskRunner())
+    qtbot.addWidget(pane)
+    pane.resize(400, 300)
+    pane.show()
+    nodes = [GoalNode(id=str(k), parent=None, messages=1, tokens=1, status="done" if k % 2 else "",
+                      title=f"goal {k}", focus=k == 3, summary="s" if k % 3 == 0 else "")
+             for k in range(1, 301)]  # fmt: skip
+    pane._show(nodes)
+    roles: list[int] = []
+    data = pane.model.data
+    pane.model.data = lambda index, role=Qt.ItemDataRole.DisplayRole: (  # type: ignore[method-assign]
+        roles.append(role) or data(index, role)
+    )
+    delegate = pane.tree.itemDelegate()
+    option = QStyleOptionViewItem()
+    option.initFrom(pane.tree)
+    for row in range(50, 60):  # the kinds of rows are known after the first few
+        delegate.sizeHint(option, pane.model.index(row, 0))
+    assert set(roles) == {NodeRole}
+    assert len(roles) == 10
+    summary = pane.model.index(59, 0)  # goal 60: a summary line under its title
+    plain = pane.model.index(60, 0)
+    assert delegate.sizeHint(option, summary).height() > delegate.sizeHint(option, plain).height()

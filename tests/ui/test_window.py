@@ -268,3 +268,23 @@ def test_cancel_background_work_stops_a_running_query(window: MainWindow, qtbot:
     assert not window.runner.busy
     assert "slow query" in window.statusBar().currentMessage()
     assert window.runner.wait(5000)
+
+
+def test_closing_hides_the_window_before_waiting_for_running_reports(
+    window: MainWindow, monkeypatch: Any
+) -> None:
+    """Closing waits (up to 10 s) for reports still computing on the workers (a compare
+    or a compaction preview of a long trace does not stop mid-way): the window is gone
+    before that wait, not frozen on screen through it (docs/bench.md, "UI-thread stalls
+    of the user's actions")."""
+    shown_while_waiting: list[bool] = []
+    shutdown = window.runner.shutdown
+
+    def waiting() -> None:
+        shown_while_waiting.append(window.isVisible())
+        shutdown()
+
+    monkeypatch.setattr(window.runner, "shutdown", waiting)
+    window.show()
+    window.close()
+    assert shown_while_waiting == [False]

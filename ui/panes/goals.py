@@ -140,17 +140,32 @@ class GoalTreeModel(PositionTreeModel):
 
 
 class GoalDelegate(QStyledItemDelegate):
-    """Column 0 of a finished goal gets a second, dimmed line: its summary or reason."""
+    """Column 0 of a finished goal gets a second, dimmed line: its summary or reason.
+
+    Rows differ in height, so the tree asks every row's size when it lays out (selecting
+    a goal, expanding): one ``data`` call per row here, the style's size of a row of the
+    same kind (column, icon, bold, font) computed once (a 1,100-goal trace took 200 ms
+    of UI thread with the style asked per row)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._sizes: dict[tuple[int, bool, bool, int], QSize] = {}
 
     def _summary(self, index: Index) -> str:
         value = index.data(SummaryRole) if index.column() == 0 else None
         return str(value) if value else ""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        size = super().sizeHint(option, index)
-        if not self._summary(index):
+        n = index.data(NodeRole)
+        if not isinstance(n, GoalNode):
+            return super().sizeHint(option, index)
+        col, line = index.column(), option.fontMetrics.height()
+        key = (col, bool(n.status) and col == 0, n.focus, line)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = super().sizeHint(option, index)
+        if col != 0 or not n.summary:
             return size
-        line = option.fontMetrics.height()
         return QSize(size.width(), size.height() + line)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
