@@ -58,12 +58,24 @@ def _stored(db: Path) -> tuple[int, int, int]:
         )
 
 
+def _refused(
+    cli: Cli, held: Path, capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[str, str]:
+    """``ctxlens --db HELD ARGV…`` refused: exit 2, one error line, the store as it was;
+    ``(stdout, the error)``."""
+    before = _stored(held)
+    code, out = cli("--db", str(held), *argv)
+    err = _error(capsys)
+    assert code == 2, (out, err)
+    assert _stored(held) == before
+    return out, err
+
+
 @pytest.fixture
 def held(cli: Cli, tmp_path: Path) -> Path:
     """A store already holding one imported trace (what a bad command must not damage)."""
     db = tmp_path / "held.db"
-    code, _ = cli("--db", str(db), "import", str(MINI_SWE))
-    assert code == 0
+    assert cli("--db", str(db), "import", str(MINI_SWE))[0] == 0
     return db
 
 
@@ -88,12 +100,9 @@ def test_another_tools_file_forced_as_swe_agent_is_an_error(
     cli: Cli, held: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It was exit 0 with an empty trace stored and a warning ("no history messages")."""
-    before = _stored(held)
-    code, out = cli("--db", str(held), "import", str(ANY_AGENT), "--format", "swe-agent")
-    err = _error(capsys)
-    assert code == 2 and out == ""
+    out, err = _refused(cli, held, capsys, "import", str(ANY_AGENT), "--format", "swe-agent")
+    assert out == ""
     assert f"{ANY_AGENT}: not a SWE-agent trajectory" in err
-    assert _stored(held) == before
 
 
 def _rewrite_eval(target: Path, change: Callable[[str, bytes], bytes]) -> Path:
@@ -111,12 +120,8 @@ def test_eval_member_nested_too_deeply_is_named(
     bad = _rewrite_eval(
         tmp_path / "deep.eval", lambda n, b: deep if n == "samples/3_epoch_1.json" else b
     )
-    before = _stored(held)
-    code, _ = cli("--db", str(held), "import", str(bad))
-    err = _error(capsys)
-    assert code == 2
+    _, err = _refused(cli, held, capsys, "import", str(bad))
     assert f"{bad}!samples/3_epoch_1.json: data nested too deeply" in err
-    assert _stored(held) == before
 
 
 def test_eval_member_with_corrupt_compressed_data_is_named(
@@ -133,12 +138,8 @@ def test_eval_member_with_corrupt_compressed_data_is_named(
         data[i] ^= 0x5A
     bad = tmp_path / "corrupt.eval"
     bad.write_bytes(bytes(data))
-    before = _stored(held)
-    code, _ = cli("--db", str(held), "import", str(bad))
-    err = _error(capsys)
-    assert code == 2
+    _, err = _refused(cli, held, capsys, "import", str(bad))
     assert f"{bad}!samples/10_epoch_1.json: corrupt zip member" in err
-    assert _stored(held) == before
 
 
 def test_a_list_whose_first_item_is_cut_short_says_so(
@@ -389,7 +390,7 @@ def test_an_edited_export_with_a_wrong_value_is_refused_naming_the_field(
     traces`` (TypeError), a time of -1e18 broke ``ctxlens search`` (OSError), text for a time
     was "cannot import this record (StatementError: ... [SQL: INSERT ...])"."""
     source = tmp_path / "source.db"
-    code, _ = cli("--db", str(source), "import", str(ANY_AGENT))
+    assert cli("--db", str(source), "import", str(ANY_AGENT))[0] == 0
     (trace,) = _trace_ids(cli, source)
     exported = tmp_path / "export.json"
     assert cli("--db", str(source), "export", trace, "-o", str(exported))[0] == 0
@@ -398,12 +399,8 @@ def test_an_edited_export_with_a_wrong_value_is_refused_naming_the_field(
     data[table][1][field] = value
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(data), encoding="utf-8")
-    before = _stored(held)
-    code, _ = cli("--db", str(held), "import", str(edited))
-    err = _error(capsys)
-    assert code == 2
+    _, err = _refused(cli, held, capsys, "import", str(edited))
     assert f"{edited}: {table}[1]: {words}" in err
-    assert _stored(held) == before
     assert cli("--db", str(held), "traces")[0] == 0
     assert cli("--db", str(held), "search", "year")[0] == 0
 
@@ -415,11 +412,8 @@ def test_a_refused_replay_leaves_no_trace_behind(
     """A replay refused after its new trace was made left an empty "Replay of …" trace
     (which an export could not even bring back: "no messages in it")."""
     (trace,) = _trace_ids(cli, held)
-    before = _stored(held)
-    code, _ = cli("--db", str(held), "replay", trace, "--on-diverge", "live")
-    assert code == 2
-    assert "--on-diverge live: this trace has no offline model" in _error(capsys)
-    assert _stored(held) == before
+    _, err = _refused(cli, held, capsys, "replay", trace, "--on-diverge", "live")
+    assert "--on-diverge live: this trace has no offline model" in err
     eval_log = TRACES / "inspect_ai/UKGovernmentBEIS__inspect_ai/tests/log/test_eval_log"
     db = tmp_path / "tool_errors.db"
     assert cli("--db", str(db), "import", str(eval_log / "log_tool_call_error.json"))[0] == 0
@@ -443,12 +437,9 @@ def test_an_empty_file_and_a_cut_short_eval_say_what_they_are(
     half = tmp_path / "in" / POPULARITY.name
     whole = POPULARITY.read_bytes()
     half.write_bytes(whole[: len(whole) // 2])
-    before = _stored(held)
     for path, words in ((empty, "empty file (0 bytes)"), (half, "a zip archive that cannot")):
-        code, _ = cli("--db", str(held), "import", str(path))
-        err = _error(capsys)
-        assert code == 2 and f"{path}: {words}" in err and "--format" not in err, err
-    assert _stored(held) == before
+        _, err = _refused(cli, held, capsys, "import", str(path))
+        assert f"{path}: {words}" in err and "--format" not in err, err
     (tmp_path / "in" / MINI_SWE.name).write_bytes(MINI_SWE.read_bytes() + b"\n")
     code, out = cli("--db", str(held), "import", str(tmp_path / "in"))
     err = _error(capsys)
