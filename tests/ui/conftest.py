@@ -81,18 +81,36 @@ def window(qtbot: Any, settings: AppSettings, sample_path: Path) -> Any:
 
 
 def open_window(
-    qtbot: Any, settings: AppSettings, db: Path, size: tuple[int, int] = (1600, 1000)
+    qtbot: Any,
+    settings: AppSettings,
+    db: Path,
+    size: tuple[int, int] = (1600, 1000),
+    trace: str | None = None,
 ) -> Any:
-    """The real window, shown, with the store at ``db`` open and settled."""
+    """The real window, shown, with the store at ``db`` open (at ``trace``, else the
+    window's own choice) and settled."""
     from ui.main_window import MainWindow
 
     win = MainWindow(settings)
     qtbot.addWidget(win)
     win.resize(*size)
     win.show()
-    assert win.open_store(db)
+    assert win.open_store(db, trace)
     settle(qtbot, win)
     return win
+
+
+def show_message(qtbot: Any, win: Any, sequence: int) -> Any:
+    """Select message ``sequence`` in the timeline as a click does and wait until the
+    Message pane shows it (and the pane's new height is laid out); the pane."""
+    pane = win.detail
+    assert win.timeline.select_sequence(sequence)
+    qtbot.waitUntil(
+        lambda: pane.detail is not None and pane.detail.message.sequence == sequence,
+        timeout=20_000,
+    )
+    qtbot.wait(50)  # the area's new height is laid out on the next turn
+    return pane
 
 
 def choose(editor: Any, value: Any) -> None:

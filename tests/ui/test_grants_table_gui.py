@@ -15,8 +15,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QPalette
 
 from core.store import Store
 from tests.helpers.shared_demo import demo_copy
-from tests.ui.conftest import settle
-from ui.main_window import MainWindow
+from tests.ui.conftest import open_window
 from ui.settings import AppSettings
 
 MAX_COLUMN = 260
@@ -32,12 +31,7 @@ def test_grants_fit_their_columns_and_refs_never_granted_stand_apart(
         never = {ref.id for ref in r.refs(trace)} - granted
         n_grants = len(r.grants(trace))
     assert granted and never, "the demo grants a ref and records others it never grants"
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1600, 1000)
-    win.show()
-    assert win.open_store(db, trace)
-    settle(qtbot, win)
+    win = open_window(qtbot, settings, db, trace=trace)
     win.docks["grants"].raise_()
     pane = win.grants
     model, table = pane.model, pane.table

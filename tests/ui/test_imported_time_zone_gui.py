@@ -22,6 +22,7 @@ from core.importers.api import import_paths
 from core.inspector.trace_list import TraceSummary, summaries
 from core.store import Store
 from tests.conftest import TRACES
+from tests.ui.conftest import show_message
 from tests.ui.test_imported_context_gui import _window_on
 from ui.panes.trace_tree import TraceTreeModel, subtitle, tooltip
 from ui.settings import AppSettings
@@ -112,13 +113,7 @@ def test_the_message_facts_say_time_zone_not_recorded(
     res, win = _window_on(qtbot, settings, tmp_path / "v1.db", CLI, size=size)
     with Store.open(tmp_path / "v1.db") as s, s.read() as r:
         tool = next(m for m in r.iter_main_path(res.trace_id) if m.role == "tool")
-    pane = win.detail
-    win.timeline.select_sequence(tool.sequence)
-    qtbot.waitUntil(
-        lambda: pane.detail is not None and pane.detail.message.sequence == tool.sequence,
-        timeout=20_000,
-    )
-    qtbot.wait(50)
+    pane = show_message(qtbot, win, tool.sequence)
     facts = dict(pane.detail.facts)
     wall = datetime.fromtimestamp(tool.created_at, UTC).replace(tzinfo=None)
     assert wall in _cli_times(), "the stored time is the wall clock the file wrote, as UTC"
@@ -146,13 +141,7 @@ def test_the_message_facts_mark_a_derived_zone(
     with Store.open(tmp_path / "v0.db") as s, s.read() as r:
         result = next(m for m in r.iter_main_path(res.trace_id) if m.role == "tool")
     assert result.created_at == pytest.approx(want, abs=1e-6)
-    pane = win.detail
-    win.timeline.select_sequence(result.sequence)
-    qtbot.waitUntil(
-        lambda: pane.detail is not None and pane.detail.message.sequence == result.sequence,
-        timeout=20_000,
-    )
-    qtbot.wait(50)
+    pane = show_message(qtbot, win, result.sequence)
     local = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(want))
     assert dict(pane.detail.facts)["created"] == f"{local} (zone derived)"
     assert pane.facts.toolTip() == (

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QScrollArea
 
 from core.store import Store
 from tests.conftest import TRACES
+from tests.ui.conftest import show_message
 from tests.ui.test_imported_context_gui import _window_on
 from ui.settings import AppSettings
 
@@ -36,12 +37,7 @@ def test_the_facts_grid_is_shown_whole(
             for m in r.iter_main_path(res.trace_id)
             if m.role == "tool" and m.name == "str_replace_editor"
         ]
-    pane = win.detail
-    win.timeline.select_sequence(seq)
-    qtbot.waitUntil(
-        lambda: pane.detail is not None and pane.detail.message.sequence == seq, timeout=20_000
-    )
-    qtbot.wait(50)  # the area's new height is laid out on the next turn
+    pane = show_message(qtbot, win, seq)
     facts = pane.facts
     area = facts.parentWidget().parentWidget()  # the scroll area around the grid
     assert isinstance(area, QScrollArea)

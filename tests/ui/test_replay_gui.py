@@ -26,6 +26,7 @@ from core.store import Store
 from tests.conftest import TRACES
 from tests.helpers.playback import main_positions
 from tests.helpers.shared_demo import demo_copy
+from tests.ui import conftest
 from tests.ui.conftest import choose, settle
 from ui.main_window import MainWindow
 from ui.panes.goals import GoalTreeModel
@@ -47,12 +48,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def open_window(qtbot: Any, settings: AppSettings, db: Path, trace: str | None) -> MainWindow:
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1600, 1000)
-    win.show()
-    assert win.open_store(db, trace)
-    settle(qtbot, win)
+    win: MainWindow = conftest.open_window(qtbot, settings, db, trace=trace)
     qtbot.waitUntil(lambda: win.replay.playback.frames is not None, timeout=20_000)
     return win
 

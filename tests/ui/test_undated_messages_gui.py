@@ -19,7 +19,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.conftest import TRACES
-from tests.ui.conftest import settle
+from tests.ui.conftest import open_window, show_message
 from ui.main_window import MainWindow
 from ui.settings import AppSettings
 
@@ -33,24 +33,9 @@ def _at(stamp: float, seconds: bool = True) -> str:
                          time.localtime(stamp))  # fmt: skip
 
 
-def _window(qtbot: Any, settings: AppSettings, db: Path, trace_id: str) -> MainWindow:
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1600, 1000)
-    win.show()
-    assert win.open_store(db, trace_id)
-    settle(qtbot, win)
-    return win
-
-
 def _created(qtbot: Any, win: MainWindow, sequence: int) -> str:
     """The "created" fact of message ``sequence`` as the pane shows it (and its grid)."""
-    pane = win.detail
-    assert win.timeline.select_sequence(sequence)
-    qtbot.waitUntil(
-        lambda: pane.detail is not None and pane.detail.message.sequence == sequence,
-        timeout=20_000,
-    )
+    pane = show_message(qtbot, win, sequence)
     (value,) = [v for k, v in pane.detail.facts if k == "created"]
     assert f">{value}</td>" in pane.facts.text(), "the grid shows the fact as it is"
     return value
@@ -72,7 +57,7 @@ def test_message_pane_on_an_inspect_sample(
     assert cli("--db", str(db), "import", str(EVAL), "--json")[0] == 0
     rows = json.loads(cli("--db", str(db), "traces", "--json")[1])
     (trace,) = [r for r in rows if r["sample"]["id"] == sample["id"]]
-    win = _window(qtbot, settings, db, trace["id"])
+    win = open_window(qtbot, settings, db, trace=trace["id"])
     assert _created(qtbot, win, 2) == _at(reply), "the reply: its model event's time"
     assert _created(qtbot, win, 1) == _at(start), "the input: the sample's start"
     assert _created(qtbot, win, 0) == f"not recorded (trace start {_at(start)})"
@@ -93,7 +78,7 @@ def test_message_pane_on_a_trajectory_that_dates_nothing(
     after = time.time()
     assert code == 0
     (row,) = json.loads(out)
-    win = _window(qtbot, settings, db, row["trace_id"])
+    win = open_window(qtbot, settings, db, trace=row["trace_id"])
     last = len(raw["history"]) - 1
     shown = _created(qtbot, win, last)
     assert shown in {f"not recorded (imported {_at(t, seconds=False)})" for t in (before, after)}
@@ -116,7 +101,7 @@ def test_search_all_says_a_message_time_was_not_recorded(
     code, out = cli("--db", str(db), "import", str(SWE), str(EVAL), "--json")
     assert code == 0
     swe = next(r["trace_id"] for r in json.loads(out) if r["format"] == "swe-agent")
-    win = _window(qtbot, settings, db, swe)
+    win = open_window(qtbot, settings, db, trace=swe)
     search = win.search_all.show()
     qtbot.addWidget(search)
     qtbot.keyClicks(search.box, "role:system")
