@@ -197,6 +197,7 @@ class TraceBuilder:
         self.ctx = ctx
         self.format = fmt
         self.path = path
+        continued = trace_id is not None
         if trace_id is None:
             trace_id = w.create_trace(title, fmt, metadata, created_at=created_at).id
         self.trace_id = trace_id
@@ -249,7 +250,9 @@ class TraceBuilder:
         self._replies = [0, 0]
         """Replies given to ``reply_calls`` and the path entries of their contexts."""
         self._replies_dropped = False
-        stored = undated_of(w.trace_metadata(trace_id)) if trace_id is not None else None
+        # a new trace's metadata may hold an ``undated`` key of its own (a ctxlens export
+        # re-imported): only a continued trace has a fill to keep
+        stored = undated_of(w.trace_metadata(trace_id)) if continued else None
         self.undated_at: float
         """The ``created_at`` of every message added without one."""
         if stored is not None:  # a live trace goes on: its messages keep one fill
@@ -719,8 +722,11 @@ class TraceBuilder:
         return next((title for (text,) in rows if (title := request_title(str(text)))), "")
 
     def set_metadata(self, key: str, value: Any) -> None:
-        """Add one key to the trace's metadata (a window, a limit the tool recorded)."""
-        meta = dict(self.metadata) if isinstance(self.metadata, dict) else {}
+        """Add one key to the trace's metadata (a window, a limit the tool recorded), to
+        the metadata as this transaction has it: the keys ``finish`` writes straight to the
+        store (``recorded_span``, ``undated``) stay when a live capture adds one later."""
+        stored = self.w.trace_metadata(self.trace_id)
+        meta = dict(stored) if isinstance(stored, dict) else {}
         meta[key] = value
         self.metadata = meta
         self.w.update_trace_metadata(self.trace_id, meta)

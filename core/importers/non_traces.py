@@ -18,6 +18,7 @@ from typing import Any
 from core.errors import InvalidInputError
 from core.importers.jsonstream import BeyondLimits, JsonDocument
 from core.importers.walk import open_file
+from core.importers.zipmembers import LOCAL_MAGIC
 
 #: Bytes of a ChatML map read at most to tell it (its members are small).
 BUDGET = 8 << 20
@@ -90,13 +91,10 @@ def refusal(path: Path) -> str | None:
         return None  # the reader words it (no such file, permission denied)
     if not head:
         return f"{path}: empty file (0 bytes): nothing to import"
-    if head == ZIP_MAGIC and not zipfile.is_zipfile(path):
+    if head == LOCAL_MAGIC and not zipfile.is_zipfile(path):
         return (
             f"{path}: a zip archive that cannot be opened (its end, the table of its members, "
             "is missing: cut short or damaged); an Inspect .eval log must be whole"
         )
     n = langfuse_chatml(path)
     return chatml_refusal(path, n) if n is not None else None
-
-
-ZIP_MAGIC = b"PK\x03\x04"

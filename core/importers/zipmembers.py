@@ -23,7 +23,7 @@ from core.errors import InvalidInputError
 ZIP_ZSTANDARD = 93
 CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
-_LOCAL_MAGIC = b"PK\x03\x04"
+LOCAL_MAGIC = b"PK\x03\x04"
 
 
 def member_chunks(
@@ -71,7 +71,7 @@ def _zstd_chunks(z: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Itera
         raise InvalidInputError(f"{where}: the zip file is closed")
     fp.seek(info.header_offset)
     head = fp.read(_LOCAL_HEADER.size)
-    if len(head) != _LOCAL_HEADER.size or head[:4] != _LOCAL_MAGIC:
+    if len(head) != _LOCAL_HEADER.size or head[:4] != LOCAL_MAGIC:
         raise InvalidInputError(f"{where}: bad local header of a zip member")
     fields = _LOCAL_HEADER.unpack(head)
     fp.seek(fields[-2] + fields[-1], 1)  # file name and extra field

@@ -51,12 +51,6 @@ class CallRef:
         return self.call_index is not None
 
     @property
-    def reconstructed(self) -> bool:
-        """An imported call whose context the tool did not log (rebuilt from the transcript)."""
-        params = self.params if isinstance(self.params, dict) else {}
-        return params.get("context") == "reconstructed"
-
-    @property
     def answered(self) -> bool:
         return self.response_sequence is not None and self.error is None
 

@@ -22,7 +22,7 @@ from core.inspector.context_report import (
     numbered_call_report,
 )
 from core.inspector.wording import counted, moved
-from core.replay.context_origin import context_origin
+from core.replay.context_origin import ContextOrigin
 from core.store import Store
 from ui.panes.bar import TokenBar
 from ui.panes.common import LOADING, RecordTable
@@ -69,8 +69,7 @@ def load_context(
         if isinstance(call_index, str):  # the View at a head: a call the trace did not record
             head = int(call_index.removeprefix(HEAD_PREFIX))
             report = current_report(r, trace_id, head, cancel=c.cancel, progress=c.report)
-            trace = r.trace(trace_id)
-            origin = context_origin(trace.source, trace.metadata, None, call_recorded=False)
+            origin = ContextOrigin("transcript")  # a call the trace did not record
             report = replace(report, label=f"the context at #{head}", origin=origin)
             return Loaded(report, None, live=False)
         if call_index is None:
