@@ -284,8 +284,9 @@ def _side(store: Store, r: Reader, trace: Any, live: list[CallRef], recorded: in
     export = json.loads(export_text(store, trace.id))
     metrics = compute(export, current_path=True)
     calls = main_calls(live)
-    inputs, bases = call_inputs(r, trace.id, calls)
-    every, every_bases = call_inputs(r, trace.id, [c for c in live if c.answered])
+    counted: dict[int, int] = {}
+    inputs, bases = call_inputs(r, trace.id, calls, counted)
+    every, every_bases = call_inputs(r, trace.id, [c for c in live if c.answered], counted)
     raw = meta.get("run_config")
     config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return Side(
@@ -309,16 +310,21 @@ def _side(store: Store, r: Reader, trace: Any, live: list[CallRef], recorded: in
 
 
 def call_inputs(
-    r: Reader, trace_id: str, calls: Sequence[CallRef]
+    r: Reader, trace_id: str, calls: Sequence[CallRef], counted: dict[int, int] | None = None
 ) -> tuple[tuple[int, ...], tuple[InputBasis, ...]]:
     """Each call's input tokens and where they come from: the model's recorded usage, else
     ctxlens's count of the request its run sent, else of the context (a call that recorded
-    neither). The comparison's sums and the re-run's report both read them here."""
+    neither). The comparison's sums and the re-run's report both read them here.
+    ``counted``: the contexts counted so far, by call (the main agent's calls and all
+    calls are summed apart; a context is read and counted once)."""
+    memo = {} if counted is None else counted
     inputs = []
     for c in calls:
         value = c.input_tokens
         if value is None:
-            value = token_breakdown(_context(r, trace_id, c))[0]
+            value = memo.get(id(c))
+            if value is None:
+                value = memo[id(c)] = token_breakdown(_context(r, trace_id, c))[0]
         inputs.append(value)
     return tuple(inputs), tuple(c.input_basis for c in calls)
 

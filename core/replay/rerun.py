@@ -350,8 +350,9 @@ def _result(
         compactions = r.compactions(target)
         meta = dict(r.trace(target).metadata or {})
         live = live_calls(r, target, trace_calls(r, target))
-        main, main_basis = call_inputs(r, target, main_calls(live))
-        every, every_basis = call_inputs(r, target, [c for c in live if c.answered])
+        counted: dict[int, int] = {}
+        main, main_basis = call_inputs(r, target, main_calls(live), counted)
+        every, every_basis = call_inputs(r, target, [c for c in live if c.answered], counted)
     diverged = model.diverged
     if diverged is not None:
         diverged = ReplayDiverged(
