@@ -108,9 +108,17 @@ class ImportContext:
     """No line of the current unit needed ``json`` to be read, so nothing read holds NaN or
     an infinity (orjson refuses both): JSON columns need no check for them."""
     naive_from: int | None = None
-    """``core/importers/times.py:naive_times_read`` when the current unit began: a trace
-    of a unit that read more has times without a zone (``TraceBuilder.finish``)."""
+    """``core/importers/times.py:naive_times_read`` when the current unit (or the source of
+    its current trace: ``source_begins``) began: a trace whose source read more has times
+    without a zone (``TraceBuilder.finish``)."""
     _last_report: float = 0.0
+
+    def source_begins(self) -> None:
+        """The next trace's source is read from here: the times without a zone that count
+        for it are those read from now on (``naive_from``). An importer that makes several
+        traces of one unit, one after another (an eval's samples), calls it before reading
+        each; otherwise one sample's naive times marked every later sample of the file."""
+        self.naive_from = naive_times_read()
 
     def advance(self, nbytes: int) -> None:
         """Count bytes read; honour cancel at once; report progress (at most every 50 ms)."""

@@ -384,6 +384,7 @@ def _sample_trace(
     summary_of: Any,
 ) -> ImportResult:
     ctx.where = where
+    ctx.source_begins()  # the header's times are read again for each sample, below
     ev = as_dict(header.get("eval"))
     transcript = as_dict(sample.get("transcript"))
     refs = dict(as_dict(transcript.get("content")))

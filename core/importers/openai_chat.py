@@ -201,6 +201,7 @@ def _one_trajectory(
 ) -> ImportResult:
     """Trajectory ``i`` of a list: a trace of its own; an object's other keys are metadata."""
     path = unit.main
+    ctx.source_begins()
     meta = (
         {k: v for k, v in item.items() if k not in TRAJECTORY_KEYS}
         if isinstance(item, dict)
@@ -285,6 +286,7 @@ def _run_jsonl(w: Writer, ctx: ImportContext, unit: ImportUnit, path: Path) -> l
         where = f"{path}:{lineno}"
         ctx.where = where
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
+            ctx.source_begins()
             one = TraceBuilder(w, ctx, FORMAT, str(unit.path), f"{path.stem} #{lineno}")
             conv = ChatWriter(one)
             for i, m in enumerate(value["messages"]):
@@ -293,6 +295,7 @@ def _run_jsonl(w: Writer, ctx: ImportContext, unit: ImportUnit, path: Path) -> l
             results.append(one.finish())
             continue
         if b is None:
+            ctx.source_begins()  # (lines of whole conversations after it count for it too)
             b = TraceBuilder(w, ctx, FORMAT, str(unit.path), path.stem)
             chat = ChatWriter(b)
         assert chat is not None

@@ -159,3 +159,36 @@ def test_cli_imports_a_zstd_eval(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert len(rows) == len(_raw(path)[1])
+
+
+def test_a_sample_with_naive_times_marks_only_its_own_trace(store: Store, tmp_path: Path) -> None:
+    """Review of 13e: the naive-time count was compared at the unit's start, so once one
+    sample of an eval read a time without a zone, every later sample of the file was
+    marked "time zone not recorded" too. Each sample's trace now says what its own times
+    were; the eval header's times, read for every sample, count for every sample."""
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    header = json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}).encode()
+    times = {
+        1: ("2025-03-01T10:00:00+00:00", "2025-03-01T10:01:00+00:00"),
+        2: ("2025-03-01T10:02:00", "2025-03-01T10:03:00"),  # no zone
+        3: ("2025-03-01T10:04:00Z", "2025-03-01T10:05:00Z"),
+    }
+    members = [("header.json", header)]
+    for i, (start, end) in times.items():
+        sample = {"id": i, "epoch": 1, "input": f"q{i}", "messages": chat}
+        sample |= {"started_at": start, "completed_at": end}
+        members.append((f"samples/{i}_epoch_1.json", json.dumps(sample).encode()))
+    path = write_eval(tmp_path / "mixed-zones.eval", members)
+    results = import_paths(store, [path])
+    bases = {m["sample_id"]: m.get("time_basis") for m in _metas(store, results)}
+    assert bases == {1: None, 2: {"naive": True, "offset_minutes": None, "from": None}, 3: None}
+    # the same eval whose header time has no zone: every sample read it
+    naive_header = {"version": 2, "status": "success", "eval": {"task": "t"}}
+    naive_header["eval"]["created"] = "2025-03-01T09:59:00"
+    members[0] = ("header.json", json.dumps(naive_header).encode())
+    for i in times:  # without their own times, each sample's trace starts at the eval's
+        sample = {"id": i, "epoch": 1, "input": f"q{i}", "messages": chat}
+        members[i] = (f"samples/{i}_epoch_1.json", json.dumps(sample).encode())
+    path = write_eval(tmp_path / "naive-header.eval", members)
+    results = import_paths(store, [path])
+    assert all(m.get("time_basis") for m in _metas(store, results))
