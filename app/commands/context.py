@@ -31,6 +31,7 @@ def run(ctx: CliContext) -> int:
     from core.context.budget import budget_of
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
+    from core.importers.usage import OPEN_AT_STOP_WORDS
     from core.inspector.context_report import view_images
     from core.inspector.prompt import prompt_measure
     from core.inspector.recorded import gap_context, gap_words, recorded_of
@@ -135,6 +136,10 @@ def run(ctx: CliContext) -> int:
         if usage is not None and usage.prompt_tokens is not None and unexplained is not None:
             ctx.out.write(
                 f"-- recorded prompt {usage.prompt_tokens} tokens; {unexplained} {gap_label}\n"
+            )
+        if usage is not None and usage.output_open_at_stop:
+            ctx.out.write(
+                f"-- recorded output {usage.output_tokens} tokens so far: {OPEN_AT_STOP_WORDS}\n"
             )
         if gap is not None:
             ctx.out.write(

@@ -642,6 +642,11 @@ class TraceBuilder:
         for head, reply, usage, model, when in replies:
             self.reply_call(head, reply, usage=usage, model=model, created_at=when)
 
+    def set_call_usage(self, call_index: int, usage: Any) -> None:
+        """Replace the usage of a call this trace recorded (a live capture's: ``Writer.
+        set_call_usage``)."""
+        self.w.set_call_usage(self.trace_id, call_index, normalize_usage(usage))
+
     def context_entries(self, head: int | None) -> int:
         """Path entries of the rebuilt context of a call at ``head`` (``reply_calls``' sum)."""
         return 0 if head is None else self.paths.depth[head] + 1

@@ -39,6 +39,7 @@ from core.importers.content import as_dict, dumps, image_ref, parse_time, text_o
 from core.importers.idmap import IdMap
 from core.importers.reading import first_record, iter_records
 from core.importers.titles import request_title
+from core.importers.usage import open_at_stop
 from core.records import ContextItem, NewMessage, ToolCall
 from core.store.writer import Writer
 
@@ -109,6 +110,9 @@ class _Unit:
     response is known to be complete)."""
     complete: bool = False
     """An end-of-turn record came: no more records of this response will."""
+    open_call: int | None = None
+    """The call recorded for this response when a watch stopped with it open
+    (``note_open_replies``): its usage is set again when the response is noted next."""
 
 
 @dataclass(slots=True)
@@ -123,6 +127,8 @@ class _Reply:
     usage: dict[str, Any]
     model: str
     since: int | None
+    open_unit: _Unit | None = None
+    """The unit of a response noted when a watch stopped (it may still go on)."""
 
 
 @dataclass
@@ -263,7 +269,7 @@ class _Session:
         self.write_pending()
         for ln in self.lanes.values():
             if ln.unit is not None:
-                self._note(ln, ln.unit)
+                self._note(ln, ln.unit, at_stop=True)
 
     def warnings(self) -> None:
         for kind, (count, first) in self.unknown.items():
@@ -510,10 +516,19 @@ class _Session:
         answer.usage = reply.usage or answer.usage
         answer.model = model
 
-    def _note(self, lane: _Lane, unit: _Unit) -> None:
-        """Keep the reply of ``unit``, one API response, for its call (once)."""
+    def _note(self, lane: _Lane, unit: _Unit, at_stop: bool = False) -> None:
+        """Keep the reply of ``unit``, one API response, for its call (once). ``at_stop``: a
+        watch stops and the response may go on; its call is recorded with the usage so far,
+        marked (``OPEN_AT_STOP``), and set again each time the response is noted after
+        (the output tokens are final only on a response's last record)."""
         answer = unit.answer
-        if answer is None or unit.noted:
+        if answer is None:
+            return
+        if unit.noted:
+            if unit.open_call is not None and isinstance(answer.usage, dict):
+                usage = open_at_stop(answer.usage) if at_stop else answer.usage
+                self.b.set_call_usage(unit.open_call, usage)
+                unit.open_call = unit.open_call if at_stop else None
             return
         unit.noted = True
         if answer.model == SYNTHETIC or not isinstance(answer.usage, dict):
@@ -528,7 +543,16 @@ class _Session:
             self.replies.clear()  # no call will be recorded: keep nothing
             return
         self.replies.append(
-            _Reply(answer.created_at, answer.seq, head, lane, answer.usage, answer.model, since)
+            _Reply(
+                answer.created_at,
+                answer.seq,
+                head,
+                lane,
+                answer.usage,
+                answer.model,
+                since,
+                unit if at_stop else None,
+            )
         )
 
     def note_limits(self) -> None:
@@ -552,10 +576,10 @@ class _Session:
             return
         replies, self.replies = self.replies, []
         for r in sorted(replies, key=lambda r: (r.created_at, r.seq)):
-            self.b.reply_call(
+            call = self.b.reply_call(
                 r.head,
                 r.seq,
-                usage=r.usage,
+                usage=r.usage if r.open_unit is None else open_at_stop(r.usage),
                 model=r.model,
                 agent_name=r.lane.agent_name,
                 branch_type=r.lane.branch_type,
@@ -563,6 +587,8 @@ class _Session:
                 created_at=r.created_at,
                 lane=r.lane.key,
             )
+            if r.open_unit is not None:
+                r.open_unit.open_call = call.call_index
 
     def _new(self, lane: _Lane, role: str, content: str, **kw: Any) -> NewMessage:
         return NewMessage(

@@ -65,6 +65,9 @@ class _Run:
     goes on with it until the response ends: ``_Rollout.write_pending``)."""
     noted: bool = False
     """Its call is already kept (the watch stopped before the response ended)."""
+    open_call: int | None = None
+    """The index of the call kept when a watch stopped before the response's
+    ``token_count``: that usage, when it comes, is set on the call."""
 
 
 class _Rollout:
@@ -95,6 +98,9 @@ class _Rollout:
         self.orphan_noted = False
         """``pending_usage`` is already kept as a call (the watch stopped before its
         response's items came)."""
+        self.stopped: tuple[_Run, int] | None = None
+        """The run noted at a stop and its place in ``replies`` (its call's index is known
+        once ``record_calls`` has recorded it)."""
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, lineno: int, rec: dict[str, Any]) -> None:
@@ -193,8 +199,10 @@ class _Rollout:
         """Keep the calls of ``open_calls`` as they stand (live capture stops; the rest of
         such a response, if it ever comes, joins its message, not its call)."""
         self.write_pending()
-        if self.run is not None:
+        if self.run is not None and self.run.reply is not None and not self.run.noted:
             self._note(self.run)
+            if self.run.usage is None:  # its token_count is still to come
+                self.stopped = (self.run, len(self.replies) - 1)
         if self.pending_usage is not None and not self.orphan_noted:
             self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
             self.orphan_noted = True
@@ -270,7 +278,13 @@ class _Rollout:
         """One LLM call per model response (each ``token_count`` event), in file order: the
         responses that ended since the last time (all of them after a full read)."""
         replies, self.replies = self.replies, []
+        first = self.b.llm_calls
         self.b.reply_calls(replies)
+        if self.stopped is not None:
+            run, at = self.stopped
+            self.stopped = None
+            if self.b.llm_calls - first == len(replies):  # (not dropped for their size)
+                run.open_call = first + at
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")
@@ -365,6 +379,9 @@ class _Rollout:
             self.last_usage = usage
             if self.run is not None:
                 self.run.usage = usage
+                if self.run.open_call is not None:  # recorded at a stop, without it
+                    self.b.set_call_usage(self.run.open_call, usage)
+                    self.run.open_call = None
                 self.flush()
             else:
                 self._orphan()

@@ -128,6 +128,23 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
     return {**raw, **clean, NORMALIZED: True, "raw": dict(raw)}
 
 
+OPEN_AT_STOP = "open_at_stop"
+"""Key of a call's normalized usage: the response was still being written when the live
+capture recording it stopped, so its output tokens may be short of the response's (Claude
+Code writes them final only on a response's last record). A watch that reads the rest sets
+the usage again, without the key (``core/importers/claude_code.py:_Session._note``)."""
+
+
+OPEN_AT_STOP_WORDS = "the watch stopped while this response was being written"
+"""What a call's output tokens marked ``OPEN_AT_STOP`` are, in the panes and the CLI."""
+
+
+def open_at_stop(raw: Any) -> dict[str, Any] | None:
+    """``raw`` normalized, marked ``OPEN_AT_STOP``."""
+    norm = normalize_usage(raw)
+    return None if norm is None else {**norm, OPEN_AT_STOP: True}
+
+
 # -- a run's totals ----------------------------------------------------------------------
 RECORDED_TOTALS = "recorded_totals"
 """Trace metadata key: the run's usage totals as the tool recorded them (not per call)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.context.budget import Budget, budget_of
-from core.importers.usage import RecordedTotals
+from core.importers.usage import OPEN_AT_STOP_WORDS, RecordedTotals
 from core.inspector.call_numbers import CallNumbering, agent_role
 from core.inspector.goals import GoalNode, goal_outline
 from core.inspector.images import ImageEstimate, image_estimate, image_parts
@@ -48,8 +48,13 @@ def input_text(t: TokensAsOf) -> str:
 
 
 def output_text(t: TokensAsOf) -> str:
-    """This call's output: ``301 out``, or ``— out`` when it was not recorded."""
-    return f"{t.output:,} out" if t.output is not None else "— out"
+    """This call's output: ``301 out``, or ``— out`` when it was not recorded; ``4 out so far
+    (…)`` when a watch stopped while the response was being written."""
+    if t.output is None:
+        return "— out"
+    if t.output_open:
+        return f"{t.output:,} out so far ({OPEN_AT_STOP_WORDS})"
+    return f"{t.output:,} out"
 
 
 def so_far_text(t: TokensAsOf) -> str:
@@ -275,7 +280,8 @@ def call_detail(state: PlaybackState) -> str:
     n_items = len(state.context)
     parts.append(f"{n_items:,} item{'s' if n_items != 1 else ''}")
     if t.output is not None:
-        parts.append(f"{t.output:,} tokens out")
+        so_far = f" so far ({OPEN_AT_STOP_WORDS})" if t.output_open else ""
+        parts.append(f"{t.output:,} tokens out{so_far}")
     parts.append(f"so far {so_far_text(t)}")
     if t.run_totals is not None:
         parts.append(run_totals_text(t.run_totals))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.fields_json import FieldsJson
-from core.importers.usage import normalize_usage
+from core.importers.usage import OPEN_AT_STOP, normalize_usage
 
 NOT_IN_TRANSCRIPT = "not_in_transcript"
 #: What the ``not in the transcript`` part may hold when nothing is known of the context it
@@ -95,6 +95,9 @@ class Recorded(FieldsJson):
     cached_tokens: int | None
     output_tokens: int | None
     cache_creation_tokens: int | None = None
+    output_open_at_stop: bool = False
+    """``output_tokens`` are of a response still being written when the live capture
+    stopped (``core/importers/usage.py:OPEN_AT_STOP``): the response's may be more."""
 
     def unexplained(self, reconstructed: int) -> int | None:
         """Recorded prompt tokens the reconstructed context does not account for."""
@@ -151,6 +154,7 @@ def recorded_of(usage: Any) -> Recorded | None:
         norm.get("cached_tokens"),
         norm.get("completion_tokens"),
         norm.get("cache_creation_tokens"),
+        norm.get(OPEN_AT_STOP) is True,
     )
 
 

@@ -55,6 +55,10 @@ class ResumableBuilder(TraceBuilder):
                 f"call {self.llm_calls - 1}, which the store does not hold; read anew"
             ) from None
 
+    def set_call_usage(self, call_index: int, usage: Any) -> None:
+        if not self.replaying:  # a replay passes a change the store has already
+            self.w.set_call_usage(self.trace_id, call_index, usage)
+
     def ref(self, kind: str, *args: Any, **kwargs: Any) -> str:
         if not self.replaying:
             return super().ref(kind, *args, **kwargs)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.agents import is_main_agent
-from core.importers.usage import normalize_usage
+from core.importers.usage import OPEN_AT_STOP, normalize_usage
 from core.records import ContextItem, LlmCall, Message
 from core.store.paths import on_path
 from core.store.reader import Reader
@@ -83,6 +83,12 @@ class CallRef:
         params = self.params if isinstance(self.params, dict) else {}
         value = params.get("input_tokens")
         return int(value) if isinstance(value, int) else None
+
+    @property
+    def output_open(self) -> bool:
+        """The output tokens are those of a response still being written when the live
+        capture recording it stopped (``core/importers/usage.py:OPEN_AT_STOP``)."""
+        return isinstance(self.usage, dict) and self.usage.get(OPEN_AT_STOP) is True
 
     @property
     def output_tokens(self) -> int | None:

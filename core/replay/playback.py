@@ -110,6 +110,8 @@ class TokensAsOf:
     run_totals: RecordedTotals | None = None
     """The run's totals where the trace records only those and no call's own (SWE-agent
     ``model_stats``: ``core/importers/usage.py:recorded_totals``)."""
+    output_open: bool = False
+    """``output`` is of a response a live capture stopped in (``CallRef.output_open``)."""
 
 
 @dataclass(frozen=True)
@@ -387,6 +389,7 @@ class Playback:
             inputs_counted=sum(1 for c in so_far if c.input_basis == "counted"),
             outputs_unknown=len(outputs) - len(known),
             run_totals=self.run_totals,
+            output_open=call.output_open,
         )
 
     def _input_of(self, reader: Reader, position: int) -> int:

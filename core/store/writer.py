@@ -20,7 +20,18 @@ from operator import itemgetter
 from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import JSON, Column, Connection, Table, bindparam, func, insert, select, update
+from sqlalchemy import (
+    JSON,
+    Column,
+    Connection,
+    Table,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError as SAIntegrityError
 
 from core.errors import CheckpointConflict, InvalidInputError, NotFoundError
@@ -484,6 +495,20 @@ class Writer:
                 if r[i] is not None:
                     r[i] = _json_text(r[i])
         self.conn.exec_driver_sql(_SQLITE_INSERT_CALL, [tuple(r) for r in rows])
+
+    def set_call_usage(self, trace_id: str, call_index: int, usage: Any) -> None:
+        """A live capture read the rest of a response it had recorded when it stopped: the
+        call's usage becomes what the response's last record says. The trace's usage sums
+        (``trace_totals``, which fold calls as they are appended) are dropped, so
+        ``core/cost/totals.py:catch_up`` sums its calls again."""
+        self.flush_calls()
+        c = t.llm_calls.c
+        self.conn.execute(
+            update(t.llm_calls)
+            .where(c.trace_id == trace_id, c.call_index == call_index)
+            .values(usage=usage)
+        )
+        self.conn.execute(delete(t.trace_totals).where(t.trace_totals.c.trace_id == trace_id))
 
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
         """An import's boundary learns its recorded tokens after (the next call's prompt)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from core.cost.totals import catch_up, read_totals
 from core.importers.api import import_paths
 from core.importers.content import parse_time
 from core.store import Store
@@ -191,6 +192,73 @@ def test_watch_once_records_each_call_once_across_restarts(
         assert sorted(watched, key=repr) == sorted(imported, key=repr)
 
 
+def test_a_response_cut_by_a_stop_gets_its_final_usage_when_the_watch_resumes(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    """Claude Code writes a response's usage on each of its records, the output tokens
+    final only on the last (10 on the first records of one response, 441 on its last). A
+    ``watch --once`` that stops after a response's first record records its call as it
+    stands, marked open (``usage.open_at_stop``): the output tokens may still grow. The
+    next run reads the rest of the response and sets the call's usage to the final one,
+    so once the file is whole every call equals the import's, the mark gone."""
+    src = SESSION / f"{SID}.jsonl"
+    lines = [line for line in src.read_bytes().splitlines(keepends=True) if line.strip()]
+    ids = [_response(line) for line in lines]
+    counts = Counter(i for i in ids if i is not None)
+    firsts = [n for n, i in enumerate(ids) if i is not None and counts[i] > 1 and ids.index(i) == n]
+    cuts = firsts[5::12]
+    assert len(cuts) >= 5
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    db = tmp_path / "live.db"
+    start = 0
+    for cut in [*cuts, len(lines) - 1]:
+        with live_file.open("ab") as out:
+            out.writelines(lines[start : cut + 1])
+        start = cut + 1
+        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+        with Store.open(db) as live:
+            (trace,) = live.traces()
+            with live.read() as r:
+                last = r.llm_calls(trace.id)[-1]
+            if cut != len(lines) - 1:  # the cut response's call, as it stood at the stop
+                assert last.usage["open_at_stop"] is True
+            if cut == cuts[0]:  # what the CLI and the scrubber say of it meanwhile
+                _open_call_is_said(cli, db, trace.id, last.call_index)
+            catch_up(live)  # the Traces pane's sums, as a window open meanwhile reads them
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        watched, imported = calls(live, trace.id), calls(full, res.trace_id)
+        assert len(imported) == 152
+        assert watched == imported
+        with live.read() as r:
+            assert not [c.call_index for c in r.llm_calls(trace.id) if "open_at_stop" in c.usage]
+        catch_up(live)
+        catch_up(full)
+        with live.read() as r, full.read() as f:
+            sums = [(x.completion, x.prompt) for x in read_totals(r.conn, [trace.id])]
+            assert sums == [(x.completion, x.prompt) for x in read_totals(f.conn, [res.trace_id])]
+
+
+def _open_call_is_said(
+    cli: Callable[..., tuple[int, str]], db: Path, trace_id: str, index: int
+) -> None:
+    from core.inspector.playback import call_detail
+    from core.replay.playback import Playback
+
+    code, out = cli("--db", str(db), "context", trace_id, "--call", str(index), "--json")
+    assert code == 0, out
+    recorded = json.loads(out)["recorded"]
+    assert recorded["output_open_at_stop"] is True and recorded["output_tokens"] < 20
+    code, out = cli("--db", str(db), "context", trace_id, "--call", str(index))
+    assert "so far: the watch stopped while this response was being written" in out
+    with Store.open(db) as live, live.read() as r:
+        pb = Playback.open(r, trace_id)
+        detail = call_detail(pb.state(r, len(pb) - 1))
+    assert "tokens out so far (the watch stopped while this response was being written)" in detail
+
+
 def _codex_pieces(lines: list[bytes]) -> list[list[bytes]]:
     """A rollout cut inside its responses, about 35 times: after an output item that
     another follows, and before a ``token_count``, alternately."""
@@ -226,3 +294,27 @@ def test_a_watched_codex_rollout_records_the_calls_of_its_import(
     # the window the rollout recorded (model_context_window) is noted as the import notes it
     assert got.watched_limits == got.imported_limits
     assert got.watched_limits["window"]["field"] == "model_context_window"
+
+
+@pytest.mark.parametrize("version", sorted(CODEX))
+def test_watch_once_cut_inside_codex_responses_records_the_import_calls(
+    cli: Callable[..., tuple[int, str]], version: str, tmp_path: Path
+) -> None:
+    """Each piece of ``_codex_pieces`` (cut inside responses and before their
+    ``token_count``) followed by a ``watch --once`` run, which stops there: a call kept at
+    a stop before its ``token_count`` gets that usage when a later run reads it, so the
+    calls are the import's (before, such a call kept no usage at all)."""
+    src = CODEX[version]
+    folder = tmp_path / "sessions" / "2026"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    db = tmp_path / "live.db"
+    for piece in _codex_pieces(src.read_bytes().splitlines(keepends=True)):
+        with live_file.open("ab") as out:
+            out.writelines(piece)
+        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        (trace,) = live.traces()
+        assert calls(live, trace.id) == calls(full, res.trace_id)
+        assert res.llm_calls > 60
