@@ -139,7 +139,7 @@ def run(ctx: CliContext) -> int:
             )
         if usage is not None and usage.output_open_at_stop:
             ctx.out.write(
-                f"-- recorded output {usage.output_tokens} tokens so far: {OPEN_AT_STOP_WORDS}\n"
+                f"-- recorded output {usage.output_tokens} tokens ({OPEN_AT_STOP_WORDS})\n"
             )
         if gap is not None:
             ctx.out.write(

@@ -135,7 +135,7 @@ Code writes them final only on a response's last record). A watch that reads the
 the usage again, without the key (``core/importers/claude_code.py:_Session._note``)."""
 
 
-OPEN_AT_STOP_WORDS = "the watch stopped while this response was being written"
+OPEN_AT_STOP_WORDS = "as of the watch's stop: the response was still being written"
 """What a call's output tokens marked ``OPEN_AT_STOP`` are, in the panes and the CLI."""
 
 

@@ -48,12 +48,12 @@ def input_text(t: TokensAsOf) -> str:
 
 
 def output_text(t: TokensAsOf) -> str:
-    """This call's output: ``301 out``, or ``— out`` when it was not recorded; ``4 out so far
-    (…)`` when a watch stopped while the response was being written."""
+    """This call's output: ``301 out``, or ``— out`` when it was not recorded; ``4 out (as of
+    the watch's stop: …)`` when a watch stopped while the response was being written."""
     if t.output is None:
         return "— out"
     if t.output_open:
-        return f"{t.output:,} out so far ({OPEN_AT_STOP_WORDS})"
+        return f"{t.output:,} out ({OPEN_AT_STOP_WORDS})"
     return f"{t.output:,} out"
 
 
@@ -280,7 +280,7 @@ def call_detail(state: PlaybackState) -> str:
     n_items = len(state.context)
     parts.append(f"{n_items:,} item{'s' if n_items != 1 else ''}")
     if t.output is not None:
-        so_far = f" so far ({OPEN_AT_STOP_WORDS})" if t.output_open else ""
+        so_far = f" ({OPEN_AT_STOP_WORDS})" if t.output_open else ""
         parts.append(f"{t.output:,} tokens out{so_far}")
     parts.append(f"so far {so_far_text(t)}")
     if t.run_totals is not None:

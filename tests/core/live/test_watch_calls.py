@@ -252,11 +252,11 @@ def _open_call_is_said(
     recorded = json.loads(out)["recorded"]
     assert recorded["output_open_at_stop"] is True and recorded["output_tokens"] < 20
     code, out = cli("--db", str(db), "context", trace_id, "--call", str(index))
-    assert "so far: the watch stopped while this response was being written" in out
+    assert "tokens (as of the watch's stop: the response was still being written)" in out
     with Store.open(db) as live, live.read() as r:
         pb = Playback.open(r, trace_id)
         detail = call_detail(pb.state(r, len(pb) - 1))
-    assert "tokens out so far (the watch stopped while this response was being written)" in detail
+    assert "tokens out (as of the watch's stop: the response was still being written)" in detail
 
 
 def _codex_pieces(lines: list[bytes]) -> list[list[bytes]]:
