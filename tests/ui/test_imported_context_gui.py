@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
 
 from core.importers.api import import_paths
 from core.importers.base import ImportResult
@@ -155,3 +157,45 @@ def test_the_timeline_line_counts_one_band_in_the_singular(
     text = win.timeline.status.text()
     assert " messages on this path · 1 compaction band" in text, text
     assert "compaction bands" not in text, text
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
+def test_the_context_panes_figures_fit_its_default_dock(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: in the default ~340 px dock the Tokens column ran past the right
+    edge ("Toker", "3,4") and the line "call 100 → call 101: 2 entered (+742 tok), 0 left,
+    225 kept" was cut at "kep". The tokens now come before the component (in sight at any
+    dock width this window allows) and the line wraps."""
+    res, win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION, size=(1600, 1000))
+    pane = win.context
+    with Store.open(tmp_path / "cc.db") as s, s.read() as r:
+        calls = [c for c in r.llm_calls(res.trace_id) if c.agent_name == "main"]
+    pick = calls[len(calls) * 2 // 3]
+    pane.select_call(pick.call_index)
+    qtbot.waitUntil(
+        lambda: (
+            pane.report is not None
+            and pane.report.call_index == pick.call_index
+            and "→" in pane.diff_label.text()
+        ),
+        timeout=30_000,
+    )
+    dock = pane.parentWidget()
+    while not isinstance(dock, QDockWidget):
+        dock = dock.parentWidget()
+    win.resizeDocks([dock], [340], Qt.Orientation.Horizontal)  # as the review saw it
+    settle(qtbot, win)
+    assert pane.width() <= 340
+    for view in (pane.rows_view, pane.entered_view):
+        model = view.model()
+        col = next(
+            c
+            for c in range(model.columnCount())
+            if model.headerData(c, Qt.Orientation.Horizontal) == "Tokens"
+        )
+        right = view.columnViewportPosition(col) + view.columnWidth(col)
+        assert 0 < right <= view.viewport().width(), (right, view.viewport().width())
+    label = pane.diff_label
+    assert label.width() <= pane.width()
+    assert label.height() >= label.heightForWidth(label.width()), "the whole line is shown"

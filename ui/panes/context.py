@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from core.inspector.call_numbers import CallChoice, call_choices
 from core.inspector.context_report import (
@@ -35,8 +35,8 @@ ROW_COLUMNS: list[Column[ReportRow]] = [
     Column("#", lambda r: r.index, align_right=True),
     Column("Msg", lambda r: "synthetic" if r.sequence is None else r.sequence, align_right=True),
     Column("Role", lambda r: r.role),
-    Column("Component", lambda r: r.component.replace("_", " ")),
     Column("Tokens", lambda r: f"{r.tokens:,}", align_right=True),
+    Column("Component", lambda r: r.component.replace("_", " ")),
     Column("Content", lambda r: ("✎ " if r.overridden else "") + r.preview,
            tooltip=lambda r: "content replaced by the boundary" if r.overridden else r.preview),
 ]  # fmt: skip
@@ -47,6 +47,12 @@ DIFF_COLUMNS: list[Column[ReportRow]] = [
     Column("Tokens", lambda r: f"{r.tokens:,}", align_right=True),
     Column("Content", lambda r: r.preview),
 ]
+
+
+ROW_WIDTHS = (36, 52, 64, 64, 104)
+"""Widths of ``ROW_COLUMNS`` but the last (#, Msg, Role, Tokens, Component)."""
+DIFF_WIDTHS = (52, 64, 64)
+"""Widths of ``DIFF_COLUMNS`` but the last (Msg, Role, Tokens)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,9 @@ class ContextPane(QWidget):
         self.summary = wrapped_label()
         self.rows: RecordTableModel[ReportRow] = RecordTableModel(ROW_COLUMNS, self)
         self.rows_view = RecordTable(self.rows, NO_CONTEXT)
-        for col, width in enumerate((40, 64, 70, 110, 64)):
+        # the figures first: the tokens stay in sight in a narrow dock (the default one is
+        # ~340 px; the component and the content may run off to the right)
+        for col, width in enumerate(ROW_WIDTHS):
             self.rows_view.setColumnWidth(col, width)
         self.rows_view.clicked.connect(lambda i: self._pick(self.rows, i))
         self.entered: RecordTableModel[ReportRow] = RecordTableModel(DIFF_COLUMNS, self)
@@ -115,14 +123,14 @@ class ContextPane(QWidget):
         self.entered_view = RecordTable(self.entered, "Nothing entered.")
         self.left_view = RecordTable(self.left, "Nothing left.")
         for view in (self.entered_view, self.left_view):
-            view.setColumnWidth(0, 64)
-            view.setColumnWidth(2, 64)
+            for col, width in enumerate(DIFF_WIDTHS):
+                view.setColumnWidth(col, width)
         self.entered_view.clicked.connect(lambda i: self._pick(self.entered, i))
         self.left_view.clicked.connect(lambda i: self._pick(self.left, i))
         self.diff_tabs = QTabWidget()
         self.diff_tabs.addTab(self.entered_view, "Entered")
         self.diff_tabs.addTab(self.left_view, "Left")
-        self.diff_label = QLabel("")
+        self.diff_label = wrapped_label()  # "call N → call N+1: …" outgrows a narrow dock
         diff_box = QWidget()
         dl = QVBoxLayout(diff_box)
         dl.setContentsMargins(0, 0, 0, 0)
