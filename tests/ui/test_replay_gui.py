@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 
 from core.importers.api import import_paths
 from core.inspector.comparison import ContextDiffRows
@@ -353,6 +354,13 @@ def test_rerun_with_a_smaller_window_opens_the_comparison(
     assert (cmp.a.trace_id, cmp.b.trace_id) == (source, new)
     assert (len(cmp.a.compactions), len(cmp.b.compactions)) == compactions
     rows = {r.key: r for r in view.metrics.records}
+    settle(qtbot, win)
+    bold = QFont(view.metrics_view.font())
+    bold.setBold(True)  # the rows that differ are bold
+    widest = max(QFontMetrics(bold).horizontalAdvance(r.label) for r in rows.values())
+    assert view.metrics_view.columnWidth(0) > widest, "every metric's name is whole"
+    figure = QFontMetrics(bold).horizontalAdvance(rows["input_tokens_all_calls"].a)
+    assert min(view.metrics_view.columnWidth(c) for c in (1, 2)) > figure, "and its figures"
     assert rows["compactions"].delta.startswith(f"{compactions[1] - compactions[0]:+,}")
     assert compactions[1] > compactions[0]
     assert rows["input_tokens"].delta.startswith("-"), "a smaller window sends fewer tokens"

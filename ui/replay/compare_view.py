@@ -166,7 +166,7 @@ class ComparisonWindow(QWidget):
         self.metrics = _Highlighted(METRIC_COLUMNS, QColor(217, 165, 32, 45), self, bold=True)
         self.metrics_view = RecordTable(self.metrics, "")
         self.metrics_view.setObjectName("compareMetrics")
-        _stretch_first(self.metrics_view, (0, 0, 0))
+        _names_whole(self.metrics_view)
         self.settings = _Highlighted(SETTING_COLUMNS, QColor(217, 165, 32, 45), self, bold=True)
         self.settings_view = RecordTable(self.settings, "No run settings recorded.")
         _stretch_first(self.settings_view, (130, 130))
@@ -175,7 +175,7 @@ class ComparisonWindow(QWidget):
         left_tabs.addTab(self.settings_view, "Settings")
         self.chart = TokenChart()
         self.chart.call_clicked.connect(self.select_call)
-        upper = splitter(Qt.Orientation.Horizontal, [left_tabs, self.chart], (2, 3), (660, 740))
+        upper = splitter(Qt.Orientation.Horizontal, [left_tabs, self.chart], (2, 3), (760, 640))
 
         self.calls: RecordTableModel[CallPair] = RecordTableModel(CALL_COLUMNS, self)
         self.calls_view = RecordTable(self.calls, "No calls.")
@@ -406,6 +406,18 @@ def _retention_text(cmp: Comparison) -> str:
 
 def _pct(value: Any) -> str:
     return f"{100 * value:.0f} %" if isinstance(value, (int, float)) else "—"
+
+
+def _names_whole(view: RecordTable) -> None:
+    """The metric names as wide as they are, the delta too; A and B share the rest (a long
+    value, the compactions by level, is elided, whole in its tooltip). With the names
+    stretched and the values sized to them, the values took the width and two rows both
+    read "input token…" (main-agent and all calls: screenshot review)."""
+    header = view.horizontalHeader()
+    header.setStretchLastSection(False)
+    fit, share = QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Stretch
+    for col, mode in enumerate((fit, share, share, fit)):
+        header.setSectionResizeMode(col, mode)
 
 
 def _stretch_first(view: RecordTable, widths: tuple[int, ...]) -> None:
