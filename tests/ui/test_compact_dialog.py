@@ -177,3 +177,28 @@ def test_not_needed_says_why_in_words_and_grouped_figures(window: MainWindow, qt
     )
     assert "<=" not in text and str(limit) not in text
     dialog.reject()
+
+
+def test_a_long_list_of_lost_facts_is_counted_not_cut(
+    qtbot: Any, settings: Any, tmp_path_factory: Any, tmp_path: Path
+) -> None:
+    """The demo at the summary level loses ~60 refs: the retention line named all of them
+    in one label, cut mid-line, and the line after it (lost skills come back) was out of
+    sight. Now the first few are named, the rest counted, and the whole label is shown;
+    every lost fact is still a row of the table."""
+    from tests.helpers.shared_demo import demo_copy
+    from tests.ui.conftest import open_window
+    from ui.dialogs.compact import LOST_NAMED
+
+    db, trace = demo_copy(tmp_path_factory, tmp_path / "store")
+    window = open_window(qtbot, settings, db, trace=trace)
+    dialog, cp = _open_dialog(window, qtbot, "summary")
+    settle(qtbot, window)
+    lost = [r for r in cp.retention if not r.kept]
+    assert len(lost) > LOST_NAMED
+    label = dialog.retention_label
+    text = label.text()
+    assert f"and {len(lost) - LOST_NAMED:,} more (every lost fact is a row below)" in text
+    assert label.height() >= label.heightForWidth(label.width()), "the whole line is shown"
+    rows = dialog.retention_table.model()
+    assert sum(rows.index(i, 0).data() == "LOST" for i in range(rows.rowCount())) == len(lost)

@@ -352,20 +352,30 @@ class CompactDialog(QDialog):
         super().done(result)
 
 
+#: Lost facts the retention line names; the rest are counted (every one is a table row).
+LOST_NAMED = 8
+
+
 def _retention_html(cp: CompactPreview) -> str:
-    """The retention line with every lost fact in red, and what brings lost skills back."""
+    """The retention line, what brings lost skills back, and the lost facts in red: the
+    first ``LOST_NAMED`` (skills, constraints and the task goal before refs), then how many
+    more the table below lists. All 60 named in one label ran past its page and hid the
+    line about skills (screenshot review)."""
     lost = [r for r in cp.retention if not r.kept]
     text = html.escape(retention_summary(cp.preview.retention, name_lost=False))
     if not lost:
         return text
-    names = ", ".join(f"{html.escape(r.label.lower())} <i>{html.escape(r.fact)}</i>" for r in lost)
-    out = f"{text}<br><span style='color:{LOST}'><b>Lost:</b> {names}</span>"
     if any(r.field == "skills" for r in lost):
-        out += (
+        text += (
             "<br>Lost skills come back before the next model call when the run asked for "
             "them (skill re-injection)."
         )
-    return out
+    first = sorted(lost, key=lambda r: r.field == "refs")[:LOST_NAMED]  # (a stable sort)
+    names = ", ".join(f"{html.escape(r.label.lower())} <i>{html.escape(r.fact)}</i>" for r in first)
+    more = len(lost) - len(first)
+    if more:
+        names += f" and {more:,} more (every lost fact is a row below)"
+    return f"{text}<br><span style='color:{LOST}'><b>Lost:</b> {names}</span>"
 
 
 def _reader(placeholder: str) -> QPlainTextEdit:
