@@ -88,12 +88,14 @@ def facts_of(
     and says so: ``core/inspector/recorded_time.py:created_text``); ``undated``: the
     trace's messages without a recorded time (``core/undated.py``), whose time is a fill,
     said so."""
+    # the id (up to 22 characters) beside a short figure: beside the role it cut the
+    # role ("assistan", screenshot review)
     out = [
         ("message", msg.message_id),
+        ("tokens", f"{msg.token_count:,}"),
         ("role", msg.role + (f" ({msg.name})" if msg.name else "")),
         ("kind", msg.kind),
         ("goal", msg.goal_id or "—"),
-        ("tokens", f"{msg.token_count:,}"),
         ("agent", msg.agent_name),
         ("branch", _branch(msg, on_path)),
         ("parent", "—" if msg.parent_sequence is None else str(msg.parent_sequence)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,44 @@ def test_the_context_panes_figures_fit_its_default_dock(
     label = pane.diff_label
     assert label.width() <= pane.width()
     assert label.height() >= label.heightForWidth(label.width()), "the whole line is shown"
+
+
+NARROW_FACTS = 300
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
+def test_a_replys_facts_fit_the_message_pane(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: beside the message id the role read "assistan", and the usage
+    ("cache_creation.ephemeral_1h_input_tokens …") ran past the pane's right edge. The
+    facts' table now fits ``NARROW_FACTS`` (the facts' width in the dock at 1280×720)."""
+    from tests.ui.conftest import show_message
+
+    res, win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION, size=(1600, 1000))
+    with Store.open(tmp_path / "cc.db") as s, s.read() as r:
+        reply = next(
+            m.sequence
+            for m in r.all_messages(res.trace_id)
+            if m.role == "assistant" and m.usage and "cache_creation" in m.usage
+        )
+    dock = win.detail.parentWidget()
+    while not isinstance(dock, QDockWidget):
+        dock = dock.parentWidget()
+    win.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
+    pane = show_message(qtbot, win, reply)
+    settle(qtbot, win)
+    label = pane.facts
+    assert "assistant" in label.text() and "ephemeral" in label.text()
+    # the id is paired with its token count, not with the role it cut ("assistan")
+    rows = label.text().split("<tr>")
+    (id_row,) = [row for row in rows if re.search(r"color:[^']*'>message</td>", row)]
+    assert ">tokens<" in id_row and ">role<" not in id_row
+    # no word of the usage is wider than its cell can be in a narrow dock (a word breaks
+    # at the zero-width spaces after "_" and ".")
+    (usage_row,) = [row for row in rows if re.search(r"color:[^']*'>usage</td>", row)]
+    value = usage_row.split("colspan=")[1].split(">", 1)[1].split("</td>")[0]
+    words = value.replace("\u200b", " ").split()
+    widest = max(label.fontMetrics().horizontalAdvance(w) for w in words)
+    key = label.fontMetrics().horizontalAdvance("usage") + 6
+    assert key + widest <= NARROW_FACTS, (words, widest)

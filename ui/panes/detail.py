@@ -34,6 +34,10 @@ WIDE_FACTS = frozenset({"usage"})
 LONG_VALUE = 22
 """A value longer than this ("tool (str_replace_editor)") gets a line of its own, where it
 stood: squeezed into half a line it wrapped and pushed the grid's last rows out of view."""
+BREAK = "\u200b"
+"""A zero-width space: where a wide fact's long words may break (after ``_`` and ``.`` of
+``cache_creation.ephemeral_1h_input_tokens``, which otherwise widened the table past the
+pane and was cut)."""
 FACTS_SHARE = 0.5
 """The most of the pane the facts take before they scroll (the content keeps the rest)."""
 MIN_CONTENT = 72
@@ -214,7 +218,10 @@ def facts_table(facts: tuple[tuple[str, str], ...], dim: str) -> str:
         key = f"<td style='padding-right:6px;color:{dim}'>{html.escape(k)}</td>"
         if k in WIDE_FACTS or len(v) > LONG_VALUE:
             close()
-            rows.append(f"<tr>{key}<td colspan='{2 * FACT_PAIRS - 1}'>{html.escape(v)}</td></tr>")
+            text = html.escape(v)
+            if k in WIDE_FACTS:
+                text = text.replace("_", "_" + BREAK).replace(".", "." + BREAK)
+            rows.append(f"<tr>{key}<td colspan='{2 * FACT_PAIRS - 1}'>{text}</td></tr>")
             continue
         line.append(f"{key}<td style='padding-right:14px'>{html.escape(v)}</td>")
         if len(line) == FACT_PAIRS:
