@@ -470,3 +470,41 @@ def test_the_live_line_counts_one_call_in_the_singular(qtbot: Any) -> None:
     assert "1 main-agent call to play back" in bar.label.text()
     bar.set_live(2)
     assert "2 main-agent calls to play back" in bar.label.text()
+
+
+def test_badges_of_rows_not_yet_reached_stay_readable(
+    demo_window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Screenshot review: in playback the rows after the call are drawn at a quarter of
+    their opacity, and so were their badges, white text on a faded chip. The badges of those
+    rows (and of rows out of context) are drawn at ``BADGE_OPACITY`` at least."""
+    from PySide6.QtGui import QPainter
+
+    from ui.timeline import delegate
+
+    win = demo_window
+    scrub(qtbot, win, 3)
+    model = win.timeline.model
+    later = [
+        r
+        for r in range(model.rowCount())
+        if model.data(model.index(r), delegate.LaterRole)
+        and (row := model.data(model.index(r), delegate.RowRole)) is not None
+        and getattr(row, "badges", ())
+    ]
+    assert later, "some row after call 3 has a badge"
+    drawn: list[tuple[str, float]] = []
+    labels = set(delegate.BADGES.values())
+    draw_text = QPainter.drawText
+
+    def spy(self: QPainter, *args: Any) -> None:
+        text = args[-1]
+        if isinstance(text, str) and text in labels:
+            drawn.append((text, self.opacity()))
+        draw_text(self, *args)
+
+    monkeypatch.setattr(QPainter, "drawText", spy)
+    view = win.timeline.view
+    view.scrollTo(model.index(later[0]))
+    view.viewport().grab()
+    assert drawn and min(opacity for _, opacity in drawn) >= delegate.BADGE_OPACITY

@@ -27,6 +27,11 @@ from ui.timeline.model import (
     ShortenedRole,
 )
 
+BADGE_OPACITY = 0.85
+"""The least opacity of a row's badges: a row not yet reached in playback (or out of context)
+is drawn faded, and its badges' white text on a chip at 25 % was unreadable (screenshot
+review); what a badge says (error, summary, …) stays true of the row."""
+
 ROW_HEIGHT = 26
 PLAYBACK_COLOR = "#d9a520"
 """The playback cursor (the head of the call being played back)."""
@@ -235,6 +240,8 @@ class TimelineDelegate(QStyledItemDelegate):
         f.setPointSizeF(max(6.0, f.pointSizeF() * 0.8))
         fm = QFontMetrics(f)
         p.setFont(f)
+        faded = p.opacity()
+        p.setOpacity(max(faded, BADGE_OPACITY))
         for badge in reversed(badges):
             label = BADGES[badge]
             w = fm.horizontalAdvance(label) + 12
@@ -246,6 +253,7 @@ class TimelineDelegate(QStyledItemDelegate):
             p.setPen(QColor("white"))
             p.drawText(chip, int(Qt.AlignmentFlag.AlignCenter), label)
             right -= w + 4
+        p.setOpacity(faded)
         return right
 
     def _preview(
