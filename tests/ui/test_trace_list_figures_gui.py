@@ -135,3 +135,20 @@ def test_durations_under_a_minute_have_one_format(
         seen.append(float(durations[0][:-1]))
     assert any(s >= 1 for s in seen) and any(s < 1 for s in seen), seen
     assert win.last_error is None
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 720)])
+def test_the_compare_hint_is_whole_beside_its_button(
+    qtbot: Any, settings: Any, sample_path: Path, size: tuple[int, int]
+) -> None:
+    """Screenshot review: "Ctrl+click a second trace to comp" ran into the Compare…
+    button; the hint wraps in the width it has."""
+    from tests.ui.conftest import open_window
+
+    win = open_window(qtbot, settings, sample_path, size=size)
+    hint, button = win.traces.hint, win.traces.compare_button
+    assert hint.text() == "Ctrl+click a second trace to compare"
+    assert hint.geometry().right() < button.geometry().left()
+    one_line = hint.fontMetrics().horizontalAdvance(hint.text()) <= hint.contentsRect().width()
+    wraps = hint.wordWrap() and hint.height() >= hint.heightForWidth(hint.width())
+    assert one_line or wraps, "the whole hint is shown"

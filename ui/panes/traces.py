@@ -97,8 +97,8 @@ class TraceBrowser(QWidget):
             self._compare,
             enabled=False,
         )
-        self.hint = QLabel("Ctrl+click a second trace to compare")
-        self.hint.setObjectName("compareHint")
+        # wraps: in the default dock it ran into the button ("…to comp", screenshot review)
+        self.hint = wrapped_label("Ctrl+click a second trace to compare", "compareHint")
         buttons = QHBoxLayout()
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.compare_button)
