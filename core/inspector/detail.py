@@ -59,12 +59,24 @@ def _is_json(s: str) -> bool:
     return True
 
 
+FIELDS_NOTE = "JSON fields, each text as it reads (the Raw record tab has the JSON as sent)"
+"""The first line of a body shown field by field (``text_fields``)."""
+TEXT_FIELD = 80
+"""A string value this long holding a line break is text to read, not a JSON value."""
+
+
 def pretty_body(msg: Message) -> tuple[str, str]:
-    """``(body, format)``: the content (JSON re-indented), tool calls appended as JSON."""
+    """``(body, format)``: the content (JSON re-indented, or field by field when it wraps a
+    text: ``text_fields``), tool calls appended as JSON."""
     fmt = guess_format(msg.content)
     body = msg.content
     if fmt == "json":
-        body = json.dumps(json.loads(msg.content), indent=2, ensure_ascii=False)
+        value = json.loads(msg.content)
+        fields = text_fields(value)
+        if fields is not None:
+            body, fmt = fields, "text"
+        else:
+            body = json.dumps(value, indent=2, ensure_ascii=False)
     if msg.tool_calls:
         calls = [
             {"name": c.name, "id": c.id, "arguments": loads_or(c.arguments, c.arguments)}
@@ -74,6 +86,24 @@ def pretty_body(msg: Message) -> tuple[str, str]:
         body = block if not body.strip() else body + "\n\n" + block
         fmt = "json" if not msg.content.strip() else fmt
     return body, fmt
+
+
+def text_fields(value: Any) -> str | None:
+    """A JSON object that wraps a text (Codex's shell output ``{"output": "     1\\timport
+    …\\n…", "metadata": {…}}``), field by field: each long multi-line string as its lines,
+    the other values as compact JSON. Re-indented JSON showed such a text as one escaped
+    line (``\\n``, ``\\t``: screenshot review). ``None`` for any other value."""
+    if not isinstance(value, dict) or not any(
+        isinstance(v, str) and len(v) >= TEXT_FIELD and "\n" in v for v in value.values()
+    ):
+        return None
+    parts = [f"[{FIELDS_NOTE}]"]
+    for key, v in value.items():
+        if isinstance(v, str) and "\n" in v:
+            parts.append(f"{key}:\n{v}")
+        else:
+            parts.append(f"{key}: {json.dumps(v, ensure_ascii=False)}")
+    return "\n\n".join(parts)
 
 
 def facts_of(

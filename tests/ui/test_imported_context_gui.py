@@ -241,3 +241,36 @@ def test_a_replys_facts_fit_the_message_pane(
     widest = max(label.fontMetrics().horizontalAdvance(w) for w in words)
     key = label.fontMetrics().horizontalAdvance("usage") + 6
     assert key + widest <= NARROW_FACTS, (words, widest)
+
+
+CODEX_VSCODE = (
+    TRACES / "codex/jnarowski__agentcmd/packages/agent-cli-sdk/tests/fixtures/codex/full"
+    / "rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl"
+)  # fmt: skip
+
+
+@pytest.mark.skipif(not CODEX_VSCODE.is_file(), reason="the shared Codex rollout is not there")
+def test_a_codex_shell_output_reads_as_its_text(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: Codex writes a shell result as a JSON string ({"output": "     1\\t
+    import …\\n…", "metadata": {…}}), which the Content tab showed re-indented, the output one
+    line of escapes. It now shows the output's own lines under its field name, says so, and
+    the Raw record tab keeps the stored content, the JSON string the model received."""
+    from core.inspector.detail import FIELDS_NOTE
+    from tests.ui.conftest import show_message
+
+    res, win = _window_on(qtbot, settings, tmp_path / "cx.db", CODEX_VSCODE)
+    with Store.open(tmp_path / "cx.db") as s, s.read() as r:
+        tool = next(
+            m
+            for m in r.all_messages(res.trace_id)
+            if m.role == "tool" and m.content.startswith('{"output":') and "\\n" in m.content
+        )
+    output = json.loads(tool.content)["output"]
+    pane = show_message(qtbot, win, tool.sequence)
+    body = pane.body.toPlainText()
+    assert body.startswith(f"[{FIELDS_NOTE}]")
+    assert f"output:\n{output}" in body, "the output's own lines, tabs and all"
+    assert "\\n" not in body.split("output:\n", 1)[1].split("\n\nmetadata:")[0]
+    assert json.loads(pane.raw.toPlainText())["content"] == tool.content, "as received"
