@@ -3,8 +3,8 @@
 After a rewind a trace holds calls of two kinds: those of the current path (the main path
 and the side branches forking from it, ``core/replay/calls.py:live_calls``) and those the
 rewind left on the abandoned branch. The current path's calls are numbered 0..n-1 in
-order; an abandoned call has no number and is named as such. The scrubber ("call 41 /
-127") and the Context pane's call box read these numbers, so they cannot disagree.
+order; an abandoned call has no number and is named as such. The scrubber ("call 41 of
+0–126") and the Context pane's call box read these numbers, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def agent_role(call: CallRef) -> str:
     """Who made a call that is not the main agent's own: ``compaction summarizer``,
     ``subagent claude-code-guide``; ``""`` for the main agent (``core/agents.py:is_main_agent``:
     no side branch, whatever its name: any-agent's ``any_agent`` too). A call box or a label
-    that showed only "call 102 / 156" made a compaction's summarizer read as a main call."""
+    that showed only "call 102 of 0–155" made a compaction's summarizer read as a main call."""
     if is_main_agent(call):
         return ""
     name, branch = call.agent_name, str(call.branch_type)
@@ -52,6 +52,11 @@ def agent_role(call: CallRef) -> str:
         return BRANCH_ROLES["compression"]
     role = BRANCH_ROLES.get(branch, branch.replace("_", " "))
     return f"{role} {name}" if name and name != "main" else role
+
+
+def number_range(total: int) -> str:
+    """The numbers ``total`` calls have: ``0–126``; ``0`` for one call."""
+    return "0" if total <= 1 else f"0–{total - 1}"
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,15 @@ class CallNumbering:
         return next((n for n in self.calls if n.call.call_index == call_index), None)
 
     def name(self, position: int) -> str:
-        """ "call 41 / 127" on the current path, "a call abandoned by a rewind" off it."""
+        """ "call 41 of 0–126" on the current path, "a call abandoned by a rewind" off it.
+
+        The numbers start at 0 (as ``--call N``, the comparison's rows and "first differs
+        at call 16" do); "call 155 / 156" for the last of 156 read as if one were missing
+        (screenshot review), so the label names the range, not the count."""
         number = self.calls[position].number
-        return f"a call {ABANDONED}" if number is None else f"call {number} / {self.total}"
+        if number is None:
+            return f"a call {ABANDONED}"
+        return f"call {number} of {number_range(self.total)}"
 
     def short(self, position: int) -> str:
         """ "call 41" (the diff's labels), "call 102 (compaction summarizer)" for a call the
@@ -92,7 +103,7 @@ class CallNumbering:
         return f"call {number}" + (f" ({role})" if role else "")
 
     def titled(self, position: int) -> str:
-        """``name`` and who made the call: "call 102 / 156 — compaction summarizer" (the
+        """``name`` and who made the call: "call 102 of 0–155 — compaction summarizer" (the
         main agent's calls: the name alone)."""
         role = agent_role(self.calls[position].call)
         return self.name(position) + (f" — {role}" if role else "")

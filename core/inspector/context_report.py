@@ -513,7 +513,7 @@ def numbered_call_report(
     reader: Reader, trace_id: str, call_index: int, *, cancel: threading.Event | None = None
 ) -> tuple[ContextReport, ContextDiff | None]:
     """A recorded call's report and its diff, named by the trace's call numbering (the
-    scrubber's "call 41 / 127", or "a call abandoned by a rewind")."""
+    scrubber's "call 41 of 0–126", or "a call abandoned by a rewind")."""
     numbering = recorded_numbering(reader, trace_id)
     n = numbering.by_index(call_index)
     label = None if n is None else numbering.titled(n.call.position)

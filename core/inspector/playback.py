@@ -103,7 +103,7 @@ class PlaybackFrame:
     """Message sequences in the call's context (kept as written or as a placeholder)."""
     budget: Budget
     label: str
-    """"call 37 / 127 · main · 5,210 tokens in" (numbered on the current path)."""
+    """"call 37 of 0–126 · main · 5,210 tokens in" (numbered on the current path)."""
     detail: str
     name: str = ""
     """"call 37": its number on the current path (the budget pane's label)."""
@@ -171,8 +171,8 @@ class PlaybackFrames:
         """What the strip says while the Context pane shows call ``position``, one the
         scrubber does not stop at (a compaction summarizer's, a subagent's, one a rewind
         abandoned), and the other panes show ``stop``, the main call nearest before it:
-        "The Context pane shows call 102 / 156 — compaction summarizer; playback stops at
-        the main agent's calls: the other panes show call 101 / 156, the last one before
+        "The Context pane shows call 102 of 0–155 — compaction summarizer; playback stops at
+        the main agent's calls: the other panes show call 101 of 0–155, the last one before
         it." ("" when ``position`` is that stop.)"""
         at = self.stops[stop] if 0 <= stop < len(self.stops) else None
         if at is None or at == position:
@@ -257,7 +257,7 @@ def skill_rows_as_of(trace_id: str, skills: tuple[SkillAsOf, ...]) -> list[Skill
 
 
 def call_label(state: PlaybackState, name: str) -> str:
-    """``name``: the call's number on the current path ("call 41 / 127")."""
+    """``name``: the call's number on the current path ("call 41 of 0–126")."""
     c = state.call
     parts = [name, agent_role(c) or "main"]
     t = state.tokens

@@ -43,7 +43,7 @@ def test_current_calls_are_numbered_in_order_and_abandoned_ones_named(store: Sto
         numbering.abandoned_note() == f"{numbering.abandoned:,} calls {ABANDONED}: not played back"
     )
     assert [c.abandoned for c in choices] == sorted(c.abandoned for c in choices)
-    assert report.label == f"call {len(live) - 1} / {len(live)}"
+    assert report.label == f"call {len(live) - 1} of 0–{len(live) - 1}"
     assert gone_report.label == f"a call {ABANDONED}"
     assert diff is not None and diff.before_label == f"call {len(live) - 1}"
     assert diff.after_label == "next call" and next_diff == diff

@@ -61,7 +61,7 @@ def test_call_box_names_the_calls_the_main_agent_did_not_make(
         named = k in compaction or k in subagent
         assert named == (call.agent_name != "main"), text
         n = len(call.context)
-        # "Call 0 / 156 — claude-opus-4-6, 1 items, …" read "1 items"
+        # "Call 0 of 0–155 — claude-opus-4-6, 1 items, …" read "1 items"
         assert f", {n:,} item{'s' if n != 1 else ''}," in text, text
         assert not re.search(r"\b1 items", text), text
     assert any(len(c.context) == 1 for c in calls.values()), "the first call sends one item"
@@ -93,7 +93,7 @@ def test_counts_diffs_and_boundaries_read_right(
     pane.select_call(0)
     qtbot.waitUntil(lambda: pane.report is not None and pane.report.call_index == 0, timeout=30_000)
     qtbot.waitUntil(lambda: pane.diff is not None, timeout=30_000)
-    assert "<b>call 0 / " in pane.summary.text()
+    assert "<b>call 0 of 0–" in pane.summary.text()
     assert "</b>: 1 item, " in pane.summary.text(), pane.summary.text()
     diff, label = pane.diff, pane.diff_label.text()
     assert diff is not None and not diff.left, "call 0 → call 1 removes nothing"

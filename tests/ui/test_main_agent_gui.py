@@ -267,8 +267,8 @@ def test_a_compaction_summarizer_call_picked_in_the_box_stays_shown(
     strip = html.unescape(win.replay.bar.label.text())
     total = pb.frames.numbering.total
     assert (
-        f"The Context pane shows call 102 / {total} — compaction summarizer; playback stops "
-        f"at the main agent's calls: the other panes show call 101 / {total}, the last one "
+        f"The Context pane shows call 102 of 0–{total - 1} — compaction summarizer; playback stops "
+        f"at the main agent's calls: the other panes show call 101 of 0–{total - 1}, the last one "
         "before it." in strip
     ), strip
     assert pb.active and win.timeline.model.playback is not None

@@ -152,7 +152,7 @@ def test_scrubbing_to_a_call_shows_that_calls_state_in_every_pane(
     # budget and the scrubber's label
     assert f"{state.tokens.cumulative_input:,} in" in win.budget.status.text()
     bar = ui_of(win).bar
-    assert f"call {position} / " in bar.label.text()
+    assert f"call {position} of 0–" in bar.label.text()
     assert f"{state.tokens.input:,} tokens in" in bar.label.text()
     assert bar.slider.value() == stop and bar.live.isEnabled()
     assert win.registry["nav.playback_live"].isEnabled()

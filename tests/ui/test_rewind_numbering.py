@@ -54,7 +54,7 @@ def _check_panes(qtbot: Any, win: MainWindow, sample_path: Path, trace_id: str) 
     current = [n for n in numbering.calls if not n.abandoned]
     assert [d for _t, d, _f in box] == [n.call.call_index for n in current + abandoned]
     assert [f for _t, _d, f in box] == [False] * len(current) + [True] * len(abandoned)
-    assert all(t.startswith(f"Call {n.number} / {numbering.total} — ") for (t, _d, _f), n in
+    assert all(t.startswith(f"Call {n.number} of 0–{numbering.total - 1} — ") for (t, _d, _f), n in
                zip(box, current, strict=False))  # fmt: skip
     assert all(t.startswith(f"A call {ABANDONED} — ") for t, _d, _f in box[len(current) :])
 
@@ -65,7 +65,7 @@ def _check_panes(qtbot: Any, win: MainWindow, sample_path: Path, trace_id: str) 
     settle(qtbot, win)
     name = numbering.name(pb.frames.stops[last])
     assert bar.label.text().startswith(f"<b>{name} · ")
-    assert name == f"call {numbering.total - 1} / {numbering.total}"
+    assert name == f"call {numbering.total - 1} of 0–{numbering.total - 1}"
     qtbot.waitUntil(lambda: win.context.report is not None and win.context.report.label == name)
     assert win.context.calls.currentText().startswith(name[:1].upper() + name[1:])
     assert f"<b>{name}</b>" in win.context.summary.text()

@@ -13,6 +13,7 @@ import pytest
 
 from core.errors import InvalidInputError
 from core.importers.api import import_paths
+from core.inspector.call_numbers import number_range
 from core.inspector.comparison import delta, export_html, metric_rows, retention_rows, setting_rows
 from core.inspector.playback import PlaybackFrames, unknown_line, unknown_note
 from core.inspector.rerun import (
@@ -73,7 +74,9 @@ def test_frames_shape_each_calls_state_for_the_panes(demo_store: tuple[Store, st
                     else "active, out of context"
                 )
             assert f.in_context == {i.sequence for i in state.context if i.sequence is not None}
-            assert f.label.startswith(f"call {f.position} / {len(pb.calls)} · main · ")
+            assert f.label.startswith(
+                f"call {f.position} of {number_range(len(pb.calls))} · main · "
+            )
             assert f"{state.tokens.input:,} tokens in" in f.label
             assert f"head #{state.head}" in f.detail
             assert f.note("goals") == ""
