@@ -52,6 +52,17 @@ def _records(w: MainWindow) -> None:
     w.grants = GrantsPane()
     w.budget = BudgetPane()
     w.records = RecordsLoader(w.session, w.runner, w.skills, w.grants)
+    w.records.neither_recorded = lambda: _budget_in_front(w)
+
+
+def _budget_in_front(w: MainWindow) -> None:
+    """A trace that records neither skills nor grants (an import): if one of those two
+    empty tabs is in front, the Budget tab comes forward (its figures hold for any trace).
+    At 1280×720 the empty Skills tab took a fifth of the window on every import while the
+    timeline showed nine rows (screenshot review)."""
+    docks = getattr(w, "docks", {})
+    if any(n in docks and not docks[n].visibleRegion().isEmpty() for n in ("skills", "grants")):
+        docks["budget"].raise_()
 
 
 def _delegation(w: MainWindow) -> None:

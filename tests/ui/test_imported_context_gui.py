@@ -274,3 +274,28 @@ def test_a_codex_shell_output_reads_as_its_text(
     assert f"output:\n{output}" in body, "the output's own lines, tabs and all"
     assert "\\n" not in body.split("output:\n", 1)[1].split("\n\nmetadata:")[0]
     assert json.loads(pane.raw.toPlainText())["content"] == tool.content, "as received"
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared Claude Code session is not there")
+def test_an_import_without_skills_or_grants_brings_the_budget_forward(
+    qtbot: Any, settings: AppSettings, tmp_path: Path, sample_path: Path
+) -> None:
+    """Screenshot review: every import opened on the Skills tab, "not recorded in this
+    trace", a fifth of a 1280×720 window. A trace that records neither skills nor grants
+    shows the Budget tab in front; a ctxlens run keeps its Skills tab."""
+
+    def in_front(win: MainWindow, name: str) -> bool:
+        return not win.docks[name].visibleRegion().isEmpty()
+
+    res, win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION, size=(1280, 720))
+    qtbot.waitUntil(lambda: in_front(win, "budget"), timeout=20_000)
+    assert not in_front(win, "skills") and not in_front(win, "grants")
+    assert "not recorded in this trace" in win.skills.table.empty_text
+    run = MainWindow(settings)
+    qtbot.addWidget(run)
+    run.resize(1280, 720)
+    run.show()
+    assert run.open_store(sample_path)
+    settle(qtbot, run)
+    qtbot.waitUntil(lambda: run.skills.model.rowCount() > 0, timeout=20_000)
+    assert in_front(run, "skills") and not in_front(run, "budget")

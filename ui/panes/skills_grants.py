@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, Signal
@@ -173,6 +174,9 @@ class RecordsLoader:
         self.session, self.runner, self.skills, self.grants = session, runner, skills, grants
         self._trace: str | None = None
         """The trace whose rows are shown (another one is cleared while it loads)."""
+        self.neither_recorded: Callable[[], None] | None = None
+        """Called when the trace records neither skills nor grants (the window brings a
+        tab with figures to the front)."""
 
     def reload(self) -> None:
         store, trace_id = self.session.store, self.session.trace_id
@@ -197,6 +201,8 @@ class RecordsLoader:
         self.grants.table.empty_text = records.empty_text("grants", GRANTS_EMPTY)
         self.skills.table.viewport().update()
         self.grants.table.viewport().update()
+        if {"skills", "grants"} <= set(records.unrecorded) and self.neither_recorded:
+            self.neither_recorded()
 
     def show_as_of(
         self,
