@@ -287,15 +287,12 @@ def test_an_import_without_skills_or_grants_brings_the_budget_forward(
     def in_front(win: MainWindow, name: str) -> bool:
         return not win.docks[name].visibleRegion().isEmpty()
 
-    res, win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION, size=(1280, 720))
+    from tests.ui.conftest import open_window
+
+    win = _window_on(qtbot, settings, tmp_path / "cc.db", SESSION, size=(1280, 720))[1]
     qtbot.waitUntil(lambda: in_front(win, "budget"), timeout=20_000)
     assert not in_front(win, "skills") and not in_front(win, "grants")
     assert "not recorded in this trace" in win.skills.table.empty_text
-    run = MainWindow(settings)
-    qtbot.addWidget(run)
-    run.resize(1280, 720)
-    run.show()
-    assert run.open_store(sample_path)
-    settle(qtbot, run)
+    run = open_window(qtbot, settings, sample_path, size=(1280, 720))
     qtbot.waitUntil(lambda: run.skills.model.rowCount() > 0, timeout=20_000)
     assert in_front(run, "skills") and not in_front(run, "budget")
