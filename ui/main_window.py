@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -55,7 +62,7 @@ from ui.window_actions import (
     SUBMENU_AFTER,
     TOOLBAR,
 )
-from ui.window_layout import DOCKS, LEFT, RIGHT, SIZES, CentralStack, loading
+from ui.window_layout import DOCKS, LEFT, RIGHT, RIGHT_SHARE, SIZES, CentralStack, loading
 
 if TYPE_CHECKING:
     from core.demo.options import DelegationDemoOptions
@@ -144,6 +151,8 @@ class MainWindow(QMainWindow):
         self._building = False
         """The panes are being built (``paint_first``: over several loop turns)."""
         self._opening_url: int | None = None
+        self._docks_sized = False
+        """The right docks got their share of the shown window (``_size_docks``)."""
         self.setAcceptDrops(True)
         self._build_frame()
         self._held: list[QAction] = []
@@ -294,6 +303,26 @@ class MainWindow(QMainWindow):
         waiting, self._waiting = self._waiting, []
         for request in waiting:
             request()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._docks_sized:
+            self._docks_sized = True
+            QTimer.singleShot(0, self._size_docks)
+
+    def _size_docks(self) -> None:
+        """Give the Message and Context docks ``RIGHT_SHARE`` of the shown window. The
+        sizes set while the docks were built (``SIZES``) do not hold for a window not yet
+        shown: the right docks kept their least width, 276 px at any window size, where
+        the Context pane's tokens and the Message facts were cut (screenshot review). A
+        layout the user saved is restored over this once the panes are built."""
+        if self._closed:
+            return
+        width = max(
+            self.docks["detail"].minimumSizeHint().width(), round(self.width() * RIGHT_SHARE)
+        )
+        self.resizeDocks([self.docks["detail"]], [width], Qt.Orientation.Horizontal)
+        self._default_state = self.saveState(LAYOUT_VERSION)
 
     def when_ready(self, request: Callable[[], object]) -> None:
         """Run ``request`` now, or once the panes are built."""
