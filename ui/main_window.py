@@ -308,7 +308,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._docks_sized:
             self._docks_sized = True
-            QTimer.singleShot(0, self._size_docks)
+            QTimer.singleShot(0, self, self._size_docks)  # dropped if the window goes first
 
     def _size_docks(self) -> None:
         """Give the Message and Context docks ``RIGHT_SHARE`` of the shown window. The

@@ -36,9 +36,9 @@ DOCKS = (
     Dock("budget", "Budget", BOTTOM, "grants"),
     Dock("delegation", "Delegation", BOTTOM, "budget"),
 )
-RIGHT_SHARE = 0.27
+RIGHT_SHARE = 0.29
 """The Message and Context docks' share of the window's width once it is shown
-(``ui/main_window.py:MainWindow._size_docks``): 432 px at 1600, 346 at 1280."""
+(``ui/main_window.py:MainWindow._size_docks``): 464 px at 1600, 371 at 1280."""
 #: Initial sizes: (docks, sizes, orientation).
 SIZES = (
     (("traces", "detail"), (440, 500), Qt.Orientation.Horizontal),

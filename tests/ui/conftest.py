@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 from core.records import Trace
 from core.store import Store
 from tests.sample_trace import write_sample
-from tests.ui.leaks import LeakWatch, install
+from tests.ui.leaks import LeakWatch, install, top_level_keys
 from ui.settings import AppSettings
 
 
@@ -32,7 +32,7 @@ def _qt_test_mode() -> None:
 @pytest.fixture
 def leak_watch(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[LeakWatch]:
     """Fails the test when it leaves widgets, timers, threads or asyncio tasks behind."""
-    watch = LeakWatch(widgets_before={id(w) for w in QApplication.topLevelWidgets()})
+    watch = LeakWatch(widgets_before=top_level_keys())
     original = qtbot.addWidget
 
     def add_widget(widget: QWidget, **kw: Any) -> None:

@@ -12,6 +12,7 @@ import traceback
 import weakref
 from dataclasses import dataclass, field
 
+import shiboken6
 from PySide6.QtCore import QThread, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -21,11 +22,25 @@ def _where() -> str:
     return " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}" for f in frames[-3:])
 
 
+def widget_key(w: QWidget) -> int:
+    """A widget's C++ address. Not ``id()``: a widget Qt made (a popup, a tool window) gets
+    a new Python wrapper each time ``topLevelWidgets`` lists it, whose id is freed at once
+    and may be the id of a widget made later, which then passed for one from before (the
+    detector's own test failed so, depending on the order tests ran in)."""
+    return int(shiboken6.getCppPointer(w)[0])
+
+
+def top_level_keys() -> set[int]:
+    """``widget_key`` of every top-level widget now (``LeakWatch.widgets_before``)."""
+    return {widget_key(w) for w in QApplication.topLevelWidgets()}
+
+
 @dataclass
 class LeakWatch:
     """What a test started; ``leaks()`` names what is still alive."""
 
     widgets_before: set[int] = field(default_factory=set)
+    """The C++ addresses of the top-level widgets before the test (``widget_key``)."""
     handled: weakref.WeakSet[QWidget] = field(default_factory=weakref.WeakSet)
     timers: list[tuple[weakref.ref[QTimer], str]] = field(default_factory=list)
     pools: list[tuple[QThreadPool, str]] = field(default_factory=list)
@@ -35,7 +50,11 @@ class LeakWatch:
     def leaked_widgets(self) -> list[QWidget]:
         out = []
         for w in QApplication.topLevelWidgets():
-            if w.parent() is None and id(w) not in self.widgets_before and w not in self.handled:
+            if (
+                w.parent() is None
+                and widget_key(w) not in self.widgets_before
+                and w not in self.handled
+            ):
                 out.append(w)
         return out
 

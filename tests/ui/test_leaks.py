@@ -11,14 +11,13 @@ import shiboken6
 from PySide6.QtCore import QRunnable, QThreadPool, QTimer
 from PySide6.QtWidgets import QLabel
 
-from tests.ui.leaks import LeakWatch, install
+from tests.ui.leaks import LeakWatch, install, top_level_keys
 
 
 @pytest.fixture
 def probe(monkeypatch: pytest.MonkeyPatch, qapp: Any) -> LeakWatch:
-    from PySide6.QtWidgets import QApplication
 
-    watch = LeakWatch(widgets_before={id(w) for w in QApplication.topLevelWidgets()})
+    watch = LeakWatch(widgets_before=top_level_keys())
     install(watch, monkeypatch)
     return watch
 
