@@ -77,6 +77,10 @@ def test_eval_grouped_titles_readable_newest_first(eval_window: MainWindow, qtbo
         sid = index.data().split()[0].lstrip("#")
         score = next(iter(samples[sid]["scores"].values()))["value"]
         assert index.data().startswith(f"#{sid} epoch 1 [{score}] ")
+        # the answer and the target lead the figures line (they were past the pane's edge)
+        answer = next(iter(samples[sid]["scores"].values())).get("answer")
+        line = index.data(SUBTITLE_ROLE)
+        assert line.startswith(f"answer {answer} · target {samples[sid]['target']} · "), line
     title_width = pane.table.columnWidth(0)
     assert title_width >= pane.table.viewport().width() * 0.9, "the title has the pane's width"
     rect = pane.table.visualRect(rows[0])

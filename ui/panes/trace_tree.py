@@ -228,7 +228,8 @@ SORTS = [
 
 def subtitle(row: Row) -> str:
     """The figures under the title: start, duration, calls, tokens, model (and the eval's
-    metrics, a sample's target and answer)."""
+    metrics; a sample's answer and target come first: after the cost and the usage they
+    were past the pane's edge, only in the tooltip, screenshot review)."""
     if isinstance(row, EvalGroup):
         h = row.header
         metrics = ", ".join(
@@ -250,8 +251,8 @@ def subtitle(row: Row) -> str:
         _usage_text(row),
     ]
     sample = row.sample
-    if sample is not None:
-        parts += [f"target {sample.get('target')}", f"answer {sample.get('answer')}"]
+    if sample is not None:  # what an eval's reader looks for first, before the line is cut
+        parts = [f"answer {sample.get('answer')}", f"target {sample.get('target')}", *parts]
     else:
         parts += [row.model or "", row.trace.source]
     return " · ".join(p for p in parts if p)
