@@ -76,11 +76,11 @@ def _first_counted(store: Any, copies: Iterator[Path]) -> float:
     """Seconds of the first of ``WARM_COUNTED`` counted imports (the others warm up)."""
     from core.importers.api import import_counted
 
-    took = 0.0
-    for n in range(WARM_COUNTED):
-        t = time.perf_counter()
+    t = time.perf_counter()
+    import_counted(store, [next(copies)])
+    took = time.perf_counter() - t
+    for _ in range(WARM_COUNTED - 1):
         import_counted(store, [next(copies)])
-        took = time.perf_counter() - t if n == 0 else took
     return took
 
 

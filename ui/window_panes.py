@@ -60,9 +60,8 @@ def _budget_in_front(w: MainWindow) -> None:
     empty tabs is in front, the Budget tab comes forward (its figures hold for any trace).
     At 1280×720 the empty Skills tab took a fifth of the window on every import while the
     timeline showed nine rows (screenshot review)."""
-    docks = getattr(w, "docks", {})
-    if any(n in docks and not docks[n].visibleRegion().isEmpty() for n in ("skills", "grants")):
-        docks["budget"].raise_()
+    if any(not w.docks[n].visibleRegion().isEmpty() for n in ("skills", "grants")):
+        w.docks["budget"].raise_()
 
 
 def _delegation(w: MainWindow) -> None:

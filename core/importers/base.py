@@ -628,19 +628,21 @@ class TraceBuilder:
     amount (a 24 MB synthetic session: ~10^8 entries). Beyond it no reply is recorded as a
     call and the playback derives the calls from the assistant messages, as before."""
 
-    def reply_calls(self, replies: Sequence[PendingReply]) -> None:
+    def reply_calls(self, replies: Sequence[PendingReply]) -> list[LlmCall]:
         """Each reply as a call (``reply_call``), in order, if the contexts of every reply
         given so far fit together (else a warning and none from then on: a live capture
-        gives its replies a few at a time)."""
+        gives its replies a few at a time). Returns the calls, one per reply, or none."""
         if self._replies_dropped:
-            return
+            return []
         self._replies[0] += len(replies)
         self._replies[1] += sum(self.context_entries(r[0]) for r in replies)
         if not self.calls_fit(*self._replies):
             self._replies_dropped = True
-            return
-        for head, reply, usage, model, when in replies:
+            return []
+        return [
             self.reply_call(head, reply, usage=usage, model=model, created_at=when)
+            for head, reply, usage, model, when in replies
+        ]
 
     def set_call_usage(self, call_index: int, usage: Any) -> None:
         """Replace the usage of a call this trace recorded (a live capture's: ``Writer.

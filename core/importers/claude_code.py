@@ -528,7 +528,8 @@ class _Session:
             if unit.open_call is not None and isinstance(answer.usage, dict):
                 usage = open_at_stop(answer.usage) if at_stop else answer.usage
                 self.b.set_call_usage(unit.open_call, usage)
-                unit.open_call = unit.open_call if at_stop else None
+                if not at_stop:  # the response is over: its usage is final
+                    unit.open_call = None
             return
         unit.noted = True
         if answer.model == SYNTHETIC or not isinstance(answer.usage, dict):

@@ -278,13 +278,12 @@ class _Rollout:
         """One LLM call per model response (each ``token_count`` event), in file order: the
         responses that ended since the last time (all of them after a full read)."""
         replies, self.replies = self.replies, []
-        first = self.b.llm_calls
-        self.b.reply_calls(replies)
+        calls = self.b.reply_calls(replies)
         if self.stopped is not None:
             run, at = self.stopped
             self.stopped = None
-            if self.b.llm_calls - first == len(replies):  # (not dropped for their size)
-                run.open_call = first + at
+            if calls:  # (none when the contexts were too large to keep as calls)
+                run.open_call = calls[at].call_index
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")

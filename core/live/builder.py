@@ -57,7 +57,7 @@ class ResumableBuilder(TraceBuilder):
 
     def set_call_usage(self, call_index: int, usage: Any) -> None:
         if not self.replaying:  # a replay passes a change the store has already
-            self.w.set_call_usage(self.trace_id, call_index, usage)
+            super().set_call_usage(call_index, usage)
 
     def ref(self, kind: str, *args: Any, **kwargs: Any) -> str:
         if not self.replaying:
