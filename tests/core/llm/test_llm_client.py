@@ -144,6 +144,28 @@ def test_request_body_carries_tools_params_and_stream_options(
     run(go())
 
 
+def test_key_is_sent_on_a_shared_http_client_too(serve: Callable[..., ModelServer]) -> None:
+    """A client of its own carries the key in its headers; an httpx client passed in is
+    shared (it may talk to other endpoints), so the key goes with each request, plain
+    and streamed, and the shared client's own headers stay without it."""
+    import httpx
+
+    key = "sk-shared-0123456789abcdef"
+    server = serve(api_key=key)
+    settings = ModelSettings(server.url, "m", api_key=Secret(key))
+
+    async def go() -> None:
+        async with httpx.AsyncClient() as http:
+            client = ChatClient(settings, http=http)
+            assert (await client.complete(USER, stream=False)).text == "echo: hello"
+            assert (await client.complete(USER, stream=True)).text == "echo: hello"
+            assert "authorization" not in http.headers
+            await client.aclose()
+            assert not http.is_closed  # not ours to close
+
+    run(go())
+
+
 def test_key_is_sent_but_never_shown(serve: Callable[..., ModelServer]) -> None:
     key = "sk-test-0123456789abcdefXYZ"
     server = serve(api_key=key)
