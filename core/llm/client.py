@@ -147,7 +147,9 @@ class ChatClient:
         model = str(body["model"])
         started = time.perf_counter()
         try:
-            resp = await self._http.post(self.settings.chat_url, json=body, headers=self._per_request)
+            resp = await self._http.post(
+                self.settings.chat_url, json=body, headers=self._per_request
+            )
             if resp.status_code >= 400:
                 raise self._http_error(resp.status_code, resp.text, resp.headers, model)
             data = _decode_json(resp.content, model)
