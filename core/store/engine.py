@@ -25,6 +25,12 @@ HEAD_REVISION = "0014_trace_totals"
 #: store by it (the desktop MIME type ``application/x-ctxlens-store`` matches it as magic).
 APPLICATION_ID = 0x4354584C
 BUSY_TIMEOUT_MS = 10_000
+#: Page size of a new SQLite store (SQLite's default is 4096; an existing store keeps
+#: its own). Message contents run to tens of KB: at 4 KB a 20 KB tool result is a chain
+#: of overflow pages, and each page a frame of its own in the WAL, so a COMMIT of an
+#: imported 3 MB session wrote ~900 frames; at 16 KB the import ran 8-11 % faster
+#: (``bench/bench_import.py``, docs/decisions.md "Store page size").
+PAGE_SIZE = 16384
 
 
 def database_url(target: str | os.PathLike[str]) -> str:
@@ -173,6 +179,10 @@ def _create_fresh(engine: Engine, where: str) -> None:
 
     try:
         with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":  # before the first table, outside a transaction
+                raw = conn.connection.driver_connection
+                assert raw is not None
+                raw.execute(f"PRAGMA page_size={PAGE_SIZE}")
             conn = conn.execution_options(write=True)
             with conn.begin():
                 if conn.dialect.name == "sqlite":

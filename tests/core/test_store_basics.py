@@ -199,3 +199,35 @@ def test_append_counted_writes_what_append_writes(store: Store, backend: str) ->
     if backend == "sqlite":
         assert math.isnan(meta[4]["nan"])
         assert meta[5] == {"inf": [float("inf"), float("-inf")], "x": None}
+
+
+def _page_size(path: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(path) as raw:
+        return int(raw.execute("PRAGMA page_size").fetchone()[0])
+
+
+def test_a_new_store_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """New stores get ``PAGE_SIZE`` pages (a long message is fewer overflow pages and WAL
+    frames); a store made with SQLite's default 4096 opens, takes writes and keeps 4096."""
+    import sqlite3
+
+    from core.store.engine import PAGE_SIZE
+
+    fresh = tmp_path / "new.db"
+    with Store.open(fresh) as store:
+        tr = store.create_trace("t")
+        store.append(tr.id, [NewMessage("tool", "x" * 50_000)])
+    assert PAGE_SIZE != 4096 and _page_size(fresh) == PAGE_SIZE
+
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as raw:  # an empty file of 4 KB pages, as before
+        raw.execute("PRAGMA page_size=4096")
+        raw.execute("VACUUM")
+    with Store.open(old) as store:
+        tr = store.create_trace("t")
+        store.append(tr.id, [NewMessage("tool", "y" * 50_000)])
+    with Store.open(old) as store, store.read() as r:
+        assert r.messages(tr.id, [0])[0].content == "y" * 50_000
+    assert _page_size(old) == 4096
