@@ -14,7 +14,8 @@
   ``compactor_ms/<level>``: the level as the compactor applies it
   (``Compactor.compact(view, level, dry_run=True)``: the layer, the token count of its
   output, the outcome), the *mean* over the same appends (a boundary move that makes
-  the whole output be resolved again shows in a mean, not in a median; goal ≤ 20 ms), and
+  the whole output be resolved again shows in a mean, not in a median; the least mean of
+  ``COMPACTOR_ROUNDS`` rounds, each through a fresh compactor; goal ≤ 20 ms), and
   ``compactor_scaling/<level>``: that mean against the same at 1k messages (goal ≤ 2).
 - ``retention/<level>``: share of the planted contract facts still visible after each level
   (goal 100 %); baseline: naive truncation to the same number of tokens (system + newest
@@ -158,25 +159,37 @@ class _Timing:
     """Mean ms of ``Compactor.compact`` per level over the appends."""
 
 
+#: Rounds of the appends through a fresh compactor; a level's figure is its least mean.
+COMPACTOR_ROUNDS = 5
+
+
 def _compactor_means(
     grown: list[View], records: Records, loop: asyncio.AbstractEventLoop
 ) -> dict[str, float]:
     """Each level through the compactor (one compactor per level, so its state is the
-    level's own), once on the first context, then once per append (mean)."""
+    level's own), once on the first context, then once per append: the mean over the
+    appends, the least of ``COMPACTOR_ROUNDS`` rounds. A cost the level pays on some
+    append (a boundary move resolving the whole output) is in every round's mean; a stall
+    of the machine in one round is not in the least (appends take ~0.1 ms: one 2 ms stall
+    among 40 doubled a mean, and ``compactor_scaling`` read 2.1 against 1.6 the run
+    before)."""
     out: dict[str, float] = {}
     for level in ("goal", "snip", "micro", "aggressive", "summary"):
-        compactor = Compactor(CompactionConfig(), _Model())
-        loop.run_until_complete(compactor.compact(grown[0], level, records, dry_run=True))
-        times = []
-        for v in grown[1:]:
-            gc.disable()
-            try:
-                t0 = time.perf_counter()
-                loop.run_until_complete(compactor.compact(v, level, records, dry_run=True))
-                times.append((time.perf_counter() - t0) * 1000)
-            finally:
-                gc.enable()
-        out[level] = statistics.mean(times)
+        means = []
+        for _ in range(COMPACTOR_ROUNDS):
+            compactor = Compactor(CompactionConfig(), _Model())
+            loop.run_until_complete(compactor.compact(grown[0], level, records, dry_run=True))
+            times = []
+            for v in grown[1:]:
+                gc.disable()
+                try:
+                    t0 = time.perf_counter()
+                    loop.run_until_complete(compactor.compact(v, level, records, dry_run=True))
+                    times.append((time.perf_counter() - t0) * 1000)
+                finally:
+                    gc.enable()
+            means.append(statistics.mean(times))
+        out[level] = min(means)
     return out
 
 
