@@ -24,16 +24,25 @@ sys.path.insert(0, str(ROOT))
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Turn the event loop until ``check()``, then 20 turns more, deleting what was
+    ``deleteLater``'d as a running loop does: ``processEvents`` alone never deletes, and
+    the shots then showed widgets the app has deleted (a tab bar Qt replaces while it lays
+    out the docks, "Skills | Grants", stayed across the Traces list)."""
+    from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
+
+    def turn() -> None:
+        QApplication.processEvents()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
             raise TimeoutError("the window did not get there in time")
-        QApplication.processEvents()
+        turn()
         time.sleep(0.01)
     for _ in range(20):
-        QApplication.processEvents()
+        turn()
 
 
 def main(argv: list[str] | None = None) -> int:
