@@ -32,7 +32,7 @@ def run(ctx: CliContext) -> int:
     from core.context.view import call_view, current_view, request_sha256, token_breakdown
     from core.cost.stored import one_call_cost, trace_cost
     from core.importers.usage import OPEN_AT_STOP_WORDS
-    from core.inspector.context_report import view_images
+    from core.inspector.context_report import budget_at, view_images
     from core.inspector.prompt import prompt_measure
     from core.inspector.recorded import gap_context, gap_words, recorded_of
     from core.proxy.query import proxied_request
@@ -48,6 +48,7 @@ def run(ctx: CliContext) -> int:
             recorded = proxied = None
         else:
             call = r.llm_call(tr.id, ctx.args.call)
+            budget = budget_at(r, tr.id, budget, call.head_sequence)
             view = call_view(r, call)
             recorded = call.request_sha256
             proxied = proxied_request(r, tr.id, call.call_index)

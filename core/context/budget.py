@@ -14,7 +14,7 @@ bound ("≤ 335 left"): ``Budget.limits_left``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.context.window import imported_window, is_imported
@@ -27,6 +27,9 @@ DEFAULT_THRESHOLD = 0.5
 OBSERVED_LIMITS = {"auto-compact point": "auto-compact fired at"}
 """Limits seen where they took effect (marker name → how it is drawn and listed): the real
 threshold is at or below the value."""
+LATER_LABELS = {"auto-compact point": "auto-compact fired later, at"}
+"""How an observed limit is drawn and listed at a step before it took effect (the call a
+playback shows, ``context --call N``): the value is the trace's, seen only later."""
 
 
 def limit_label(name: str) -> str:
@@ -89,6 +92,22 @@ class Budget:
     window_detail: str = ""
     auto_compact: int | None = None
     """The tokens at which the tool compacted on its own (recorded, imported traces)."""
+    auto_compact_later: bool = False
+    """Shown as of a step before the tool's first compaction of its own (``as_of``): the
+    auto-compact point is labelled "fired later, at", not "fired at"."""
+
+    def as_of(self, auto_compacted: bool) -> Budget:
+        """This budget as of a step: ``auto_compacted``, whether the tool had compacted on
+        its own by then (a boundary with trigger ``auto`` on the step's path)."""
+        later = self.auto_compact is not None and not auto_compacted
+        return self if later == self.auto_compact_later else replace(self, auto_compact_later=later)
+
+    def label(self, name: str) -> str:
+        """A marker as drawn and listed (``limit_label``; "auto-compact fired later, at"
+        before the tool's compaction fired)."""
+        if self.auto_compact_later and name in LATER_LABELS:
+            return LATER_LABELS[name]
+        return limit_label(name)
 
     @property
     def threshold(self) -> int | None:
@@ -112,7 +131,7 @@ class Budget:
         ``limits_detail``); ``estimated``: the prompt is an estimate."""
         return [
             LimitLeft(
-                name, limit_label(name), value, name in OBSERVED_LIMITS, value - prompt, estimated
+                name, self.label(name), value, name in OBSERVED_LIMITS, value - prompt, estimated
             )
             for name, value in self.markers()
         ]

@@ -257,6 +257,8 @@ def current_report(
 
     trace = reader.trace(trace_id)
     budget = budget_of(trace.source, trace.metadata)
+    if head is not None:  # a head rewound before the tool's own compaction
+        budget = budget_at(reader, trace_id, budget, head)
     member = context_membership(reader, trace_id, head)
     label = "next call (current context)"
     if trace.source == "proxy":  # the agent, not ctxlens, decides what it sends next
@@ -373,6 +375,21 @@ def carried_gap(reader: Reader, trace_id: str) -> CarriedGap | None:
     )
 
 
+def budget_at(reader: Reader, trace_id: str, budget: Budget, head: int | None) -> Budget:
+    """``budget`` as of the step whose head is ``head`` (``Budget.as_of``): an imported
+    tool's auto-compact point "fired later, at" a step before its first compaction of its
+    own (a boundary with trigger ``auto`` on the step's path, at or before its head)."""
+    if budget.auto_compact is None or head is None:
+        return budget
+    autos = [
+        c.at_sequence
+        for c in reader.compactions(trace_id)
+        if c.trigger == "auto" and c.at_sequence is not None and c.at_sequence <= head
+    ]
+    segments = reader.segments(trace_id, head) if autos else []
+    return budget.as_of(any(reader.is_on_path(trace_id, s, segments) for s in autos))
+
+
 def call_report(
     reader: Reader,
     call: LlmCall,
@@ -384,7 +401,9 @@ def call_report(
     """Exactly the item list recorded for an LLM call; ``label``: its name in the trace's
     call numbering (``CallNumbering.name``)."""
     trace = reader.trace(call.trace_id)
-    budget = budget_of(trace.source, trace.metadata)
+    budget = budget_at(
+        reader, call.trace_id, budget_of(trace.source, trace.metadata), call.head_sequence
+    )
     label = label or f"call {call.call_index}"
     pictured: list[Message] = []
     rows, elided, n, by, digest = build_report(

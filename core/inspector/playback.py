@@ -198,7 +198,7 @@ class PlaybackFrames:
             None if state.skills is None else skill_rows_as_of(self.trace_id, state.skills),
             None if state.grants is None else self.grant_rows(state.grants),
             frozenset(i.sequence for i in state.context if i.sequence is not None),
-            self.budget,
+            self.budget.as_of(any(b.trigger == "auto" for b in state.compactions)),
             call_label(state, self.numbering.name(state.position)),
             call_detail(state),
             self.numbering.short(state.position),

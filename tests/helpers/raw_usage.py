@@ -40,3 +40,19 @@ def pre_tokens(path: Path) -> int:
         if meta and meta.get("trigger") == "auto":
             return int(meta["preTokens"])
     raise AssertionError("no auto compaction in the session")
+
+
+def calls_before_auto_compaction(path: Path) -> int:
+    """How many API responses (distinct ``message.id`` of the assistant's records, as
+    ``cc_prompts`` numbers the calls) the session's raw file holds before its first
+    ``auto`` compaction: the number of the first call made after it."""
+    ids: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        meta = rec.get("compactMetadata")
+        if meta and meta.get("trigger") == "auto":
+            return len(ids)
+        msg = rec.get("message") or {}
+        if rec.get("type") == "assistant" and msg.get("model") != "<synthetic>":
+            ids.add(msg["id"])
+    raise AssertionError("no auto compaction in the session")

@@ -11,6 +11,7 @@ store's ``llm_calls`` with plain ``sqlite3``), never from the code under test:
 3. the recorded usage wins over ctxlens's own count, and each says which it is;
 4. the next call of an import is an estimate and keeps its "≈";
 5. the auto-compact point is where compaction fired: "auto-compact fired at", "≤ N left";
+   at a call before it fired, "auto-compact fired later, at";
 6. with the window unknown the bar is not drawn full.
 """
 
@@ -30,7 +31,7 @@ from core.store import Store
 from tests.app.test_imported_free_space import SESSION
 from tests.conftest import TRACES
 from tests.core.importers.test_imported_calls import cc_prompts, codex_prompts, codex_window
-from tests.helpers.raw_usage import pre_tokens
+from tests.helpers.raw_usage import calls_before_auto_compaction, pre_tokens
 from tests.helpers.shared_demo import demo_copy
 from tests.ui.conftest import settle
 from ui.main_window import MainWindow
@@ -116,14 +117,35 @@ def test_playback_budget_shows_the_recorded_prompt_like_the_context_pane(
         f"({rep.total:,} counted in the transcript) — <b>near window</b>"
     ) in text
     assert f"This call: {prompt:,} in (recorded) / " in text
-    # finding 5: where compaction fired, not a limit known exactly
+    # finding 5: where compaction fired, not a limit known exactly; call 101 was made
+    # before the tool's compaction fired, so it fired "later"
+    after = calls_before_auto_compaction(SESSION)
+    assert after > 101
     rows = limit_rows(win)
-    assert rows["auto-compact fired at"] == (f"{fired:,} tokens", f"≤ {fired - prompt:,} left")
+    assert rows["auto-compact fired later, at"] == (
+        f"{fired:,} tokens",
+        f"≤ {fired - prompt:,} left",
+    )
     assert rows["window"] == (f"{window:,} tokens", f"{window - prompt:,} left")
-    assert "auto-compact point" not in rows
+    assert "auto-compact point" not in rows and "auto-compact fired at" not in rows
+    for bar in (budget.bar, ctx.bar):
+        assert f"auto-compact fired later, at {fired:,}" in bar.marker_labels()
+    assert f"{prompt:,} tokens in (recorded)" in strip(win)
+    # the first main call after it (after the compaction summarizer's own calls, which
+    # Claude Code logs in the session's agent-acompact-* file): "fired at", in both panes
+    summarizer = sorted((SESSION.parent / SESSION.stem / "subagents").glob("agent-acompact-*"))
+    first = after + len(cc_prompts([str(f) for f in summarizer]))
+    seek(qtbot, win, first)
+    qtbot.waitUntil(lambda: ctx.report is not None and ctx.report.call_index == first,
+                    timeout=30_000)  # fmt: skip
+    prompt = cc_prompts([str(SESSION)])[after]
+    assert limit_rows(win)["auto-compact fired at"] == (
+        f"{fired:,} tokens",
+        f"≤ {fired - prompt:,} left",
+    )
+    assert "auto-compact fired later, at" not in limit_rows(win)
     for bar in (budget.bar, ctx.bar):
         assert f"auto-compact fired at {fired:,}" in bar.marker_labels()
-    assert f"{prompt:,} tokens in (recorded)" in strip(win)
     assert win.last_error is None
 
 

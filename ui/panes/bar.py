@@ -11,7 +11,7 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from core.context.budget import Budget, limit_label
+from core.context.budget import Budget
 from core.context.view import COMPONENTS
 from ui.theme import COMPONENT_COLORS
 
@@ -75,7 +75,7 @@ class TokenBar(QWidget):
     def marker_labels(self) -> list[str]:
         """The limits as drawn above the bar and in the legend ("auto-compact fired at
         167,094": an observed limit says so)."""
-        return [f"{limit_label(n)} {v:,}" for n, v in self.budget.markers()]
+        return [f"{self.budget.label(n)} {v:,}" for n, v in self.budget.markers()]
 
     def free_space(self) -> int | None:
         """Window tokens not used (``None``: the window is unknown)."""
