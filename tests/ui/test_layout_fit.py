@@ -67,3 +67,31 @@ def test_the_right_docks_get_their_share_of_the_shown_window(
             assert abs(win.docks[name].width() - want) <= 8, (name, win.docks[name].width())
         assert win.size() == QSize(*size)
         assert win.timeline.width() >= 560, "the timeline keeps a useful width"
+
+
+def test_a_reply_with_many_tool_calls_keeps_the_window_size(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: the Message pane's links ("result of … → #3 · result of … → #4
+    · …") were one line, and selecting such a reply made a 1280-wide window 1584 wide. They
+    wrap within the dock now, and every link stays whole."""
+    from core.records import NewMessage, ToolCall
+    from core.store import Store
+    from tests.ui.conftest import open_window, show_message
+
+    db = tmp_path / "calls.db"
+    names = [f"fetch_quarterly_revenue_window_{n}" for n in range(6)]
+    with Store.open(db) as store:
+        tr = store.create_trace("many calls")
+        calls = tuple(ToolCall(f"call_{n}", name, "{}") for n, name in enumerate(names))
+        msgs = [NewMessage("user", "go"), NewMessage("assistant", "", tool_calls=calls)]
+        msgs += [NewMessage("tool", f"r{n}", tool_call_id=f"call_{n}") for n in range(6)]
+        store.append(tr.id, msgs)
+    win = open_window(qtbot, settings, db, size=(1280, 720))
+    pane = show_message(qtbot, win, 1)
+    settle(qtbot, win)
+    assert win.size() == QSize(1280, 720)
+    text = pane.links.text()
+    assert all(f"result of {name} → #{n + 2}" in text for n, name in enumerate(names))
+    assert pane.links.isVisible() and pane.links.width() <= win.docks["detail"].width()
+    assert pane.links.height() > 2 * pane.links.fontMetrics().height(), "it wraps"

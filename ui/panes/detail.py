@@ -114,8 +114,10 @@ class MessageDetailPane(QWidget):
         # a long fact (usage, an id) is clipped rather than widening the dock and the window
         self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.facts.setMinimumWidth(200)
-        self.links = QLabel("")
-        self.links.setObjectName("detailLinks")
+        # wrapped: one line of a reply's many tool calls widened the dock and the window
+        # past the screen (1280 → 1584 px, screenshot review)
+        self.links = wrapped_label("", "detailLinks")
+        self.links.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.links.linkActivated.connect(lambda href: self.jump.emit(int(href.split(":", 1)[1])))
         self.body = _code_view()
         self.raw = _code_view()
