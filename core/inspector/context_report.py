@@ -528,6 +528,24 @@ def call_diff(
     return diff_report(reader, trace_id, before, items, name, "next call")
 
 
+def head_diff(
+    reader: Reader,
+    trace_id: str,
+    head: int,
+    label: str,
+    following: tuple[int, str] | None,
+) -> ContextDiff:
+    """Diff between the View at ``head`` (a call a trace did not record: the playback
+    derives it from a reply) and the View at the next such call's head, ``following``
+    (its head and name), or the next call (the current context) after the last one."""
+
+    def items(at: int | None) -> tuple[ContextItem, ...]:
+        return tuple(item for item, _ in _bounded(iter_current(reader, trace_id, at), 50_000))
+
+    after_head, after_label = following if following is not None else (None, "next call")
+    return diff_report(reader, trace_id, items(head), items(after_head), label, after_label)
+
+
 def numbered_call_report(
     reader: Reader, trace_id: str, call_index: int, *, cancel: threading.Event | None = None
 ) -> tuple[ContextReport, ContextDiff | None]:

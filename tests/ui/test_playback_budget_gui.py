@@ -297,3 +297,36 @@ def test_a_bar_without_a_window_is_not_drawn_full(
         assert len(tail) > 1, "the rest is hatched, not one flat colour"
         assert bar.free_text() == "window unknown"
     assert win.last_error is None
+
+
+CHAT = next(TRACES.glob("chat_messages/*/tests/fixtures/llm_data/fncall-llm-message.json"), None)
+
+
+@pytest.mark.skipif(CHAT is None, reason="the shared chat-messages fixture is not there")
+def test_a_call_derived_from_a_reply_is_compared_with_the_next(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: a chat file records no calls; the playback derives one per
+    assistant reply, and at "call 3 of 0–5" the Context pane said "No following call to
+    compare with." It compares the View at the call's head with the next derived call's:
+    what entered is the reply and its tool result (read from the raw file); the last call
+    is compared with the next call."""
+    assert CHAT is not None
+    raw = json.loads(CHAT.read_text(encoding="utf-8"))
+    replies = [n for n, m in enumerate(raw) if m["role"] == "assistant"]
+    win = window_on(qtbot, settings, tmp_path, CHAT)
+    ctx = win.context
+    seek(qtbot, win, 3)
+    qtbot.waitUntil(lambda: ctx.diff is not None, timeout=30_000)
+    diff = ctx.diff
+    assert diff is not None
+    assert [r.sequence for r in diff.entered] == list(range(replies[3], replies[4]))
+    assert not diff.left and diff.kept == replies[3]
+    assert ctx.diff_label.text().startswith("call 3 → call 4: 2 entered")
+    last = len(replies) - 1
+    seek(qtbot, win, last)
+    qtbot.waitUntil(lambda: ctx.diff is not None and ctx.diff.before_label == f"call {last}",
+                    timeout=30_000)  # fmt: skip
+    assert ctx.diff.after_label == "next call"
+    assert [r.sequence for r in ctx.diff.entered] == list(range(replies[last], len(raw)))
+    assert win.last_error is None

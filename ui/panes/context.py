@@ -18,6 +18,7 @@ from core.inspector.context_report import (
     ContextReport,
     ReportRow,
     current_report,
+    head_diff,
     last_call_diff,
     numbered_call_report,
 )
@@ -68,8 +69,21 @@ HEAD_PREFIX = "head:"
 """Call-box data of a derived call (a trace without call records): ``head:<sequence>``."""
 
 
+@dataclass(frozen=True)
+class DerivedCall:
+    """A call the playback derives from a reply (a trace without call records): its name
+    ("call 3"), and the next such call's head and name (``None`` for the last one)."""
+
+    name: str
+    following: tuple[int, str] | None
+
+
 def load_context(
-    store: Store, trace_id: str, call_index: int | str | None, c: TaskControl
+    store: Store,
+    trace_id: str,
+    call_index: int | str | None,
+    c: TaskControl,
+    derived: DerivedCall | None = None,
 ) -> Loaded:
     with store.read() as r:
         if isinstance(call_index, str):  # the View at a head: a call the trace did not record
@@ -77,7 +91,10 @@ def load_context(
             report = current_report(r, trace_id, head, cancel=c.cancel, progress=c.report)
             origin = ContextOrigin("transcript")  # a call the trace did not record
             report = replace(report, label=f"the context at #{head}", origin=origin)
-            return Loaded(report, None, live=False)
+            diff = None
+            if derived is not None:  # "No following call" was said of calls 3 of 0–5
+                diff = head_diff(r, trace_id, head, derived.name, derived.following)
+            return Loaded(report, diff, live=False)
         if call_index is None:
             report = current_report(r, trace_id, cancel=c.cancel, progress=c.report)
             diff = last_call_diff(r, trace_id)
@@ -100,6 +117,8 @@ class ContextPane(QWidget):
         self.report: ContextReport | None = None
         self.diff: ContextDiff | None = None
         self._calls_of: str | None = None
+        self._derived: dict[int, DerivedCall] = {}
+        """Derived calls shown so far, by head (their names and the next one's head)."""
         self.calls = QComboBox()
         self.calls.setObjectName("callBox")
         # long call labels must not widen the pane past its dock (the summary would clip)
@@ -154,6 +173,8 @@ class ContextPane(QWidget):
         a call decodes its whole item list) and show the next call."""
         store, trace_id = self.session.store, self.session.trace_id
         keep = self.calls.currentData() if self._calls_of == trace_id else None
+        if self._calls_of != trace_id:
+            self._derived.clear()
         self._calls_of = trace_id
         if store is None or trace_id is None:
             self._fill_calls([], None)
@@ -196,9 +217,12 @@ class ContextPane(QWidget):
             self.calls.setCurrentIndex(i)
             self.load()
 
-    def show_head(self, head: int, label: str) -> None:
+    def show_head(self, head: int, label: str, derived: DerivedCall | None = None) -> None:
         """Playback of a trace without call records: the context ctxlens's View gives at
-        ``head`` (an entry of its own in the call box)."""
+        ``head`` (an entry of its own in the call box), compared with the next derived
+        call's (``derived``)."""
+        if derived is not None:
+            self._derived[head] = derived
         data = f"{HEAD_PREFIX}{head}"
         i = self.calls.findData(data)
         if i < 0:
@@ -218,10 +242,13 @@ class ContextPane(QWidget):
         if store is None or trace_id is None:
             return
         call_index = self.calls.currentData()
+        derived = None
+        if isinstance(call_index, str):
+            derived = self._derived.get(int(call_index.removeprefix(HEAD_PREFIX)))
         self.summary.setText("Computing…")
         self.runner.submit(
             "context view",
-            lambda c: load_context(store, trace_id, call_index, c),
+            lambda c: load_context(store, trace_id, call_index, c, derived),
             self._show,
             key="context",
         )

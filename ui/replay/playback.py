@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView
 
 from core.inspector.playback import PlaybackFrame, PlaybackFrames
 from ui.panes.budget import BudgetPane
-from ui.panes.context import ContextPane
+from ui.panes.context import ContextPane, DerivedCall
 from ui.panes.goals import GoalPane
 from ui.panes.skills_grants import RecordsLoader
 from ui.replay.scrubber import ScrubberBar
@@ -225,10 +225,24 @@ class PlaybackController(QObject):
                 p.context.select_call(frame.call_index)
             elif state.head is not None:
                 label = f"Call {state.position} (the View at #{state.head})"
-                p.context.show_head(state.head, label)
+                p.context.show_head(state.head, label, self._derived(frame))
         p.budget.show_frame(frame)
         self.bar.show_frame(frame, held)
         self.frame_shown.emit(frame)
+
+    def _derived(self, frame: PlaybackFrame) -> DerivedCall | None:
+        """The frame's call as the Context pane compares it: its name and the next stop's
+        head and name (a trace without call records: each call is derived from a reply)."""
+        frames = self.frames
+        if frames is None:
+            return None
+        following = None
+        if frame.stop + 1 < len(frames.stops):
+            nxt = frames.stops[frame.stop + 1]
+            head = frames.playback.calls[nxt].head
+            if head is not None:
+                following = (head, frames.numbering.short(nxt))
+        return DerivedCall(frames.numbering.short(frame.position), following)
 
     def _move_cursor(self, frame: PlaybackFrame) -> None:
         timeline, state = self.panes.timeline, frame.state
