@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from core.context.view import NOT_SENT
 from core.inspector.recorded_time import Basis, basis_of, created_text, zone_note
 from core.json_text import loads_or
 from core.records import Message
@@ -122,7 +123,7 @@ def facts_of(
     # role ("assistan", screenshot review)
     out = [
         ("message", msg.message_id),
-        ("tokens", f"{msg.token_count:,}"),
+        ("counted", _tokens(msg)),
         ("role", msg.role + (f" ({msg.name})" if msg.name else "")),
         ("kind", msg.kind),
         ("goal", msg.goal_id or "—"),
@@ -137,6 +138,16 @@ def facts_of(
     if timing is not None:
         out.append(("latency", f"{timing} ms"))
     return tuple(out)
+
+
+def _tokens(msg: Message) -> str:
+    """The ``counted`` fact, ``1,005 tok``: the message's size in the context as ctxlens's
+    tokenizer counts it (TOK-1), named so: as "tokens 1,005" above a reply's recorded
+    ``completion_tokens 1,135`` it read as a second recording (screenshot review). A
+    record never sent: ``0 (never sent)``."""
+    if msg.kind in NOT_SENT and not msg.token_count:
+        return "0 (never sent)"
+    return f"{msg.token_count:,} tok"
 
 
 def _created(msg: Message, basis: Basis, undated: Undated | None) -> str:
@@ -154,11 +165,12 @@ def _branch(msg: Message, on_path: bool) -> str:
 
 
 def _usage(usage: Any) -> str:
-    """``prompt_tokens 4,813 · completion_tokens 264 · …`` with nested details flattened
-    (``prompt_tokens_details.cached_tokens 4,631``): every recorded field, read at a glance."""
+    """One recorded field a line, ``prompt_tokens 4,813``, nested details flattened
+    (``prompt_tokens_details.cached_tokens 4,631``); fields recorded as null are left out
+    (they read "audio_tokens None", and a field name broke across lines mid-word)."""
     if not isinstance(usage, dict):
         return str(usage)
-    return " · ".join(f"{k} {v}" for k, v in _flat(usage))
+    return "\n".join(f"{k} {v}" for k, v in _flat(usage))
 
 
 def _flat(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -166,7 +178,7 @@ def _flat(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     for k, v in d.items():
         if isinstance(v, dict):
             out.extend(_flat(v, f"{prefix}{k}."))
-        else:
+        elif v is not None:
             out.append((prefix + str(k), f"{v:,}" if isinstance(v, int) else str(v)))
     return out
 

@@ -232,7 +232,7 @@ def test_a_replys_facts_fit_the_message_pane(
     # the id is paired with its token count, not with the role it cut ("assistan")
     rows = label.text().split("<tr>")
     (id_row,) = [row for row in rows if re.search(r"color:[^']*'>message</td>", row)]
-    assert ">tokens<" in id_row and ">role<" not in id_row
+    assert ">counted<" in id_row and ">role<" not in id_row
     # no word of the usage is wider than its cell can be in a narrow dock (a word breaks
     # at the zero-width spaces after "_" and ".")
     (usage_row,) = [row for row in rows if re.search(r"color:[^']*'>usage</td>", row)]

@@ -35,9 +35,9 @@ LONG_VALUE = 22
 """A value longer than this ("tool (str_replace_editor)") gets a line of its own, where it
 stood: squeezed into half a line it wrapped and pushed the grid's last rows out of view."""
 BREAK = "\u200b"
-"""A zero-width space: where a wide fact's long words may break (after ``_`` and ``.`` of
+"""A zero-width space: where a wide fact's long names may break (after the ``.`` of
 ``cache_creation.ephemeral_1h_input_tokens``, which otherwise widened the table past the
-pane and was cut)."""
+pane and was cut; not after each ``_``: the names broke mid-word)."""
 FACTS_SHARE = 0.5
 """The most of the pane the facts take before they scroll (the content keeps the rest)."""
 MIN_CONTENT = 72
@@ -221,8 +221,8 @@ def facts_table(facts: tuple[tuple[str, str], ...], dim: str) -> str:
         if k in WIDE_FACTS or len(v) > LONG_VALUE:
             close()
             text = html.escape(v)
-            if k in WIDE_FACTS:
-                text = text.replace("_", "_" + BREAK).replace(".", "." + BREAK)
+            if k in WIDE_FACTS:  # a field a line; a long nested name may break after a "."
+                text = text.replace(".", "." + BREAK).replace("\n", "<br>")
             rows.append(f"<tr>{key}<td colspan='{2 * FACT_PAIRS - 1}'>{text}</td></tr>")
             continue
         line.append(f"{key}<td style='padding-right:14px'>{html.escape(v)}</td>")
