@@ -52,9 +52,9 @@ def band_text(ev: CompactionEvent) -> str:
         goal = f" {ev.goal_id}" if ev.goal_id else ""
         return f"finished goal{goal}: {left} messages left the context, {tokens}"
     name = LEVEL_NAMES.get(ev.level, ev.level)
-    note = tokens_note(ev)
-    if note:  # an import: the figures themselves, and whether the tool recorded them
-        tokens = f"{ev.tokens_before:,} → {ev.tokens_after:,} tokens {note}"
+    figures = imported_figures(ev)
+    if figures:  # an import: the figures themselves, and whether the tool recorded them
+        tokens = figures
     if ev.level == "elided":  # nothing left: old outputs shortened to the tool's marker
         return f"{_elided(ev, name)}, {tokens}"
     return f"{name}: {ev.messages_before} → {ev.messages_after} messages, {tokens}"
@@ -71,22 +71,27 @@ def _elided(ev: CompactionEvent, name: str) -> str:
     return f"{head}: {ev.messages_after:,} message{'s' if ev.messages_after != 1 else ''} kept"
 
 
-def tokens_note(ev: CompactionEvent) -> str:
-    """``(recorded)``, ``(estimated)`` or a mix, for an imported boundary's token figures
-    (``details.tokens_recorded``); empty for ctxlens's own compactions (exact counts)."""
+def imported_figures(ev: CompactionEvent) -> str:
+    """An imported boundary's token figures as the tool recorded them (``details.
+    tokens_recorded``): ``167,094 → 33,960 tokens (recorded)``; a figure ctxlens estimated
+    carries its own "≈" (``≈4,762 → ≈4,725 tokens``), so a band cut short at its end still
+    says which figures are estimates (an "(estimated)" at the end was the first thing cut,
+    screenshot review); ``(before recorded)`` where only one was. Empty for ctxlens's own
+    compactions (exact counts)."""
     rec = ev.details.get("tokens_recorded") if isinstance(ev.details, dict) else None
     if not isinstance(rec, dict):
         return ""
     before, after = bool(rec.get("before")), bool(rec.get("after"))
+    text = f"{_figure(ev.tokens_before, before)} → {_figure(ev.tokens_after, after)} tokens"
     if before and after:
-        return "(recorded)"
+        return f"{text} (recorded)"
     if before or after:
-        return f"(before {_word(before)}, after {_word(after)})"
-    return "(estimated)"
+        return f"{text} ({'before' if before else 'after'} recorded)"
+    return text
 
 
-def _word(recorded: bool) -> str:
-    return "recorded" if recorded else "estimated"
+def _figure(tokens: int, recorded: bool) -> str:
+    return f"{tokens:,}" if recorded else f"≈{tokens:,}"
 
 
 def bands(
