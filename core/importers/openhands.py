@@ -90,8 +90,10 @@ class _Conversation:
         self.replies: list[PendingReply] = []
         """One per model response (calls, at the end)."""
         self.stats = StatsCalls()
-        self.pending: tuple[dict[str, Any], str, float] | None = None
-        """A call the last ``stats`` update recorded, waiting for its response's events."""
+        self.pending: tuple[dict[str, Any], str, float, int | None] | None = None
+        """A call the last ``stats`` update recorded, waiting for its response's events:
+        usage, model, time, and the last message then (what the call was sent: a response
+        missing from the events leaves the call at that head, not at a later tool result)."""
 
     # -- writing ------------------------------------------------------------------------
     def _add(self, nm: NewMessage, event_ids: list[Any]) -> int:
@@ -184,12 +186,12 @@ class _Conversation:
         call = self.stats.update(value)
         self._unclaimed()
         if call is not None:
-            self.pending = (*call, when)
+            self.pending = (*call, when, self.tail)
 
     def _unclaimed(self) -> None:
-        if self.pending is not None:
-            usage, model, when = self.pending
-            self.replies.append((self.tail, None, usage, model, when))
+        if self.pending is not None:  # at the head it had when it was made: a tool result
+            usage, model, when, head = self.pending  # logged after it was not sent with it
+            self.replies.append((head, None, usage, model, when))
             self.pending = None
 
     def _claim(self) -> tuple[Any, str]:

@@ -91,3 +91,39 @@ def test_every_llm_response_of_a_cli_folder_is_a_call(
     last = len(responses) - 1
     code, out = cli("--db", str(db), "context", row["id"], "--call", str(last), "--json")
     assert code == 0 and json.loads(out)["messages"][-1]["role"] == "user"
+
+
+def test_a_call_holds_only_what_was_logged_before_it(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    """Screenshot review: the response of this conversation's third call is not in its
+    events, and its context was closed at the next stats update, so it held a tool result
+    logged after the call (05:39:55.479 against the call's 05:39:55.324): "3 entered (+428
+    tok)" where the recorded prompt grew by 280, then "0 entered" to the next call. A call
+    holds what was logged before its stats update. Each event is one message here, in
+    file order (checked), so a message's sequence is its event's line."""
+    from core.context.view import call_view
+
+    events = [json.loads(line) for line in EVENTS.read_text(encoding="utf-8").splitlines()]
+    made = [
+        n for n, ev in enumerate(events)
+        if ev.get("key") == "stats" and stats_calls(events[: n + 1]) != stats_calls(events[:n])
+    ]  # fmt: skip
+    assert len(made) == len(_calls(EVENTS)) == 4
+    db = tmp_path / "s.db"
+    assert cli("--db", str(db), "import", str(EVENTS))[0] == 0
+    (row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
+    with Store.open(db) as s, s.read() as r:
+        assert len(list(r.all_messages(row["id"]))) == len(events)
+        for n, line in enumerate(made):
+            call = r.llm_call(row["id"], n)
+            seen = [
+                e.item.sequence for e in call_view(r, call).entries if e.item.sequence is not None
+            ]
+            assert all(seq < line for seq in seen), (n, line, seen)
+        # the result logged between the third and fourth calls is in the fourth one's
+        late = next(
+            n for n in range(made[2], made[3]) if events[n].get("kind") == "ObservationEvent"
+        )
+        fourth = call_view(r, r.llm_call(row["id"], 3)).entries
+        assert late in [e.item.sequence for e in fourth]
