@@ -28,6 +28,11 @@ class CallNumber:
         return self.number is None
 
 
+def same_agent(a: CallRef, b: CallRef) -> bool:
+    """Whether two calls are one agent's (its name and the branch it calls on)."""
+    return a.agent_name == b.agent_name and a.branch_type == b.branch_type
+
+
 ABANDONED = "abandoned by a rewind"
 """How a call (or message) the current path no longer holds is named."""
 
@@ -115,12 +120,26 @@ class CallNumbering:
         return [c.position for c in current if is_main_agent(c)] or [c.position for c in current]
 
     def next_of(self, position: int) -> CallNumber | None:
-        """The following call of the same kind (current path, or abandoned branch)."""
-        mine = self.calls[position].abandoned
-        return next((n for n in self.calls[position + 1 :] if n.abandoned == mine), None)
+        """The following call of the same kind (current path, or abandoned branch) by the
+        same agent: the main agent's next call, a subagent's own next one (a diff between
+        two agents' contexts said "9 entered, 0 kept" of contexts that never met)."""
+        me = self.calls[position]
+        return next(
+            (
+                n
+                for n in self.calls[position + 1 :]
+                if n.abandoned == me.abandoned and same_agent(n.call, me.call)
+            ),
+            None,
+        )
 
     def last_current(self) -> CallNumber | None:
-        return next((n for n in reversed(self.calls) if not n.abandoned), None)
+        """The current path's last call of the main agent (the one the next call follows;
+        the last call of any agent where the main agent made none)."""
+        current = [n for n in self.calls if not n.abandoned]
+        return next((n for n in reversed(current) if is_main_agent(n.call)), None) or (
+            current[-1] if current else None
+        )
 
     def abandoned_note(self) -> str:
         """What the scrubber says about the calls it does not stop at ("" when none)."""

@@ -522,7 +522,7 @@ def call_diff(
     if after is not None and after.call.context is not None:
         after_name = numbering.short(after.call.position)
         return diff_report(reader, trace_id, before, after.call.context, name, after_name)
-    if n.abandoned:
+    if n.abandoned or n is not numbering.last_current():  # the next call is the main agent's
         return None
     items = tuple(item for item, _ in _bounded(iter_current(reader, trace_id), 50_000))
     return diff_report(reader, trace_id, before, items, name, "next call")

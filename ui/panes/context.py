@@ -281,7 +281,7 @@ class ContextPane(QWidget):
         if diff is None:
             self.entered.set_records([])
             self.left.set_records([])
-            self.diff_label.setText("No following call to compare with.")
+            self.diff_label.setText("No following call by the same agent to compare with.")
             self.diff_tabs.setTabText(0, "Entered")
             self.diff_tabs.setTabText(1, "Left")
             return
