@@ -152,3 +152,19 @@ def test_the_compare_hint_is_whole_beside_its_button(
     one_line = hint.fontMetrics().horizontalAdvance(hint.text()) <= hint.contentsRect().width()
     wraps = hint.wordWrap() and hint.height() >= hint.heightForWidth(hint.width())
     assert one_line or wraps, "the whole hint is shown"
+
+
+def test_a_cost_ctxlens_priced_says_so_where_the_line_is_cut(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: a cost ctxlens's price table made ("$0.04") and one the tool
+    recorded ("$0.000125 recorded by OTel gen_ai.usage") were told apart only by words the
+    pane's edge cut. The priced figure is named at once: "$10.81 priced"."""
+    win = _window(qtbot, settings, tmp_path / "cc.db", [SESSION])
+    (index,) = _rows(win)
+    tip = str(index.data(Qt.ItemDataRole.ToolTipRole))
+    found = re.search(r"cost by ctxlens's price table: (\$[0-9.,]+)", tip)
+    assert found, tip  # the spotter session records no cost of its own
+    assert f"{found.group(1)} priced" in _shown(win, index)
+    assert " recorded by " not in str(index.data(SUBTITLE_ROLE))
+    assert win.last_error is None

@@ -245,7 +245,7 @@ def subtitle(row: Row) -> str:
         duration(row.duration),
         # what the tool recorded first, its figure first: the line is cut at the pane's width
         recorded_cost_short(row.trace.metadata),
-        usd_text(row.usd, row.priced_calls, calls) or (NO_PRICE if calls else ""),
+        _priced_text(row, calls),
         f"{calls} call{'s' if calls != 1 else ''}",
         f"{compact(row.tokens)} tok in transcript",
         _usage_text(row),
@@ -256,6 +256,17 @@ def subtitle(row: Row) -> str:
     else:
         parts += [row.model or "", row.trace.source]
     return " · ".join(p for p in parts if p)
+
+
+def _priced_text(row: TraceSummary, calls: int) -> str:
+    """``$10.81 priced``: what ctxlens's price table makes of the usage, named so beside a
+    cost the tool recorded ("$1.27 recorded by SWE-agent"): cut at the pane's edge, a bare
+    "$0.04" read as either (screenshot review). ``no price in ctxlens's table`` for none."""
+    text = usd_text(row.usd, row.priced_calls, calls)
+    if not text:
+        return NO_PRICE if calls else ""
+    figure, _, rest = text.partition(" (")  # "≥ $0.17 (3 of 156 calls priced)"
+    return f"{figure} priced" + (f" ({rest}" if rest else "")
 
 
 def tooltip(row: Row) -> str:
