@@ -379,3 +379,27 @@ def test_calls_are_compared_within_one_agent(
         else:
             assert c.call_index == last_main
     assert win.last_error is None
+
+
+def test_the_budget_pane_is_never_cut_in_a_short_dock(
+    qtbot: Any, settings: AppSettings, tmp_path: Path
+) -> None:
+    """Screenshot review: at 1280×720, during playback of a SWE-agent run, the Budget pane's
+    last line ("… input tokens per call are counted by ctxlens") was cut in half. A dock
+    shorter than the figures scrolls; every line of the status is whole."""
+    from tests.app.test_swe_agent_calls_real import PYDICOM
+
+    if not PYDICOM.is_file():
+        pytest.skip("the shared SWE-agent trajectory is not there")
+    win = window_on(qtbot, settings, tmp_path, PYDICOM)
+    win.resize(1280, 720)
+    settle(qtbot, win)
+    seek(qtbot, win, 6)
+    budget = win.budget
+    status = budget.status
+    assert "counted by ctxlens" in status.text()
+    assert status.height() >= status.heightForWidth(status.width()), "the status is cut"
+    inner = budget.scroll.widget()
+    assert inner.height() >= inner.minimumSizeHint().height()
+    assert budget.scroll.viewport().height() < inner.height(), "it scrolls in this dock"
+    assert win.size().width() == 1280 and win.last_error is None

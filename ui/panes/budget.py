@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.context.budget import Budget
 from core.inspector.context_report import ContextReport
@@ -27,12 +28,24 @@ class BudgetPane(QWidget):
         self.grid.setHorizontalSpacing(24)
         self.grid.setColumnStretch(3, 1)
         self.status = wrapped_label("No trace")
-        layout = QVBoxLayout(self)
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.status)
         layout.addWidget(self.bar)
         layout.addLayout(self.grid)
         layout.addStretch(1)
+        # a dock shorter than the figures scrolls: at 1280×720 the last line of the status
+        # ("… input tokens per call are counted by ctxlens") was cut in half (screenshot
+        # review); wrapped to the dock's width, never wider
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(inner)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
 
     def show_report(self, rep: ContextReport) -> None:
         """Live: the next call's context (an import's is an estimate: "≈")."""
