@@ -375,6 +375,15 @@ def usage_of(s: Span) -> dict[str, Any] | None:
     if inp is None and out is None:
         return None
     usage: dict[str, Any] = {"input_tokens": _int(inp), "output_tokens": _int(out)}
+    read, write = (_int(_attr(a, *keys)) for keys in (CACHE_READ, CACHE_WRITE))
+    if read is not None or write is not None:
+        # the GenAI conventions count both inside ``input_tokens``; an emitter whose
+        # cache figures exceed it counts them apart (Anthropic's own usage does)
+        base = usage["input_tokens"] or 0
+        if (read or 0) + (write or 0) > base:
+            usage["input_tokens"] = base + (read or 0) + (write or 0)
+        usage["cached_tokens"] = read or 0
+        usage["cache_creation_tokens"] = write or 0
     total = a.get("llm.token_count.total", u.get("total"))
     if total is not None:
         usage["total_tokens"] = _int(total)
@@ -382,6 +391,25 @@ def usage_of(s: Span) -> dict[str, Any] | None:
         if k in a:
             usage[k.rsplit(".", 1)[1]] = a[k]
     return usage
+
+
+CACHE_READ = (
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "gen_ai.usage.input_tokens.cached",
+)
+"""Where a span records its input tokens served from the provider's cache (the GenAI
+conventions' name first, then the older ones)."""
+CACHE_WRITE = (
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+    "gen_ai.usage.input_tokens.cache_write",
+)
+"""Where a span records its input tokens written to the provider's cache."""
+
+
+def _attr(attrs: dict[str, Any], *keys: str) -> Any:
+    return next((attrs[k] for k in keys if k in attrs), None)
 
 
 def _recorded_cost(b: TraceBuilder, spans: list[Span]) -> None:
