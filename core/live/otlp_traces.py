@@ -5,7 +5,8 @@ per-trace state (``core/importers/otel.py:_Trace``): a request's spans join the 
 before (parents may come later than children: a batch exporter sends a span when it ends)
 and its LLM and tool spans are written in start order, through the same code as a file
 import (input messages matched to stored ones, output appended, one LLM call each).
-Spans that come in after a later span of the same trace are still written, after it.
+Spans that come in after a later span of the same trace are still written, after it; a
+span sent again (an exporter's retry) is written once.
 After a restart a trace id seen before continues its stored trace: the main conversation's
 messages are matched again by the importer's own keys (``_Lane.by_key``), so nothing is
 written twice.
@@ -14,7 +15,7 @@ written twice.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.importers.base import ImportContext, TraceBuilder
@@ -31,6 +32,10 @@ from core.store.writer import Writer
 class _Open:
     trace: _Trace
     builder: TraceBuilder
+    seen: set[str] = field(default_factory=set)
+    """Span ids written already: an exporter sends a batch again after a timeout or a 503,
+    and the same span must not become a second model call (the second post doubled the
+    trace's calls and cost)."""
 
 
 class SpanSink:
@@ -71,6 +76,8 @@ class SpanSink:
         b, t = got.builder, got.trace
         b.w = w
         before = b.messages
+        spans = [s for s in spans if s.span_id not in got.seen]  # sent again: written once
+        got.seen.update(s.span_id for s in spans)
         t.by_id.update({s.span_id: s for s in spans})
         t.agent_of.clear()  # a parent that just arrived may change a span's agent
         spans.sort(key=lambda s: (s.start, s.order))
@@ -91,10 +98,12 @@ class SpanSink:
             w, ctx, FORMAT, self.source, first.name, meta, first.start or None, trace_id=stored
         )
         t = _Trace(b, ctx, [])
+        seen: set[str] = set()
         if stored is not None:
             b.continue_stored()
             t.main = t.lanes["main"] = _main_lane(w, stored)
-        return _Open(t, b)
+            seen = _written_spans(w, stored)
+        return _Open(t, b, seen)
 
     def _stored(self, w: Writer, tid: str) -> str | None:
         """The trace an earlier run of the receiver wrote for this OpenTelemetry trace id."""
@@ -103,6 +112,21 @@ class SpanSink:
             if trace.source == FORMAT and meta.get("live") and meta.get("trace_id") == tid:
                 return trace.id
         return None
+
+
+def _written_spans(w: Writer, trace_id: str) -> set[str]:
+    """The spans an earlier run wrote (a model call's ``params.span_id``, a message's
+    ``metadata.span_id``): sent again after a restart, they are not written twice (a tool
+    span's result came back as a second message, in its agent's lane)."""
+    seen = {
+        str(c.params["span_id"])
+        for c in w.read.llm_calls(trace_id)
+        if isinstance(c.params, dict) and c.params.get("span_id")
+    }
+    for m in w.read.all_messages(trace_id):
+        if isinstance(m.metadata, dict) and m.metadata.get("span_id"):
+            seen.add(str(m.metadata["span_id"]))
+    return seen
 
 
 def _main_lane(w: Writer, trace_id: str) -> _Lane:

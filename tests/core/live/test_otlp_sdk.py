@@ -92,3 +92,38 @@ def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
         ]
         with live.read() as r:
             assert r.llm_call_count(trace.id) == 2
+
+
+def test_spans_sent_again_are_written_once(tmp_path: Path) -> None:
+    """Live review: an exporter sends a batch again after a timeout or a 503, and the
+    receiver wrote each resent model span as one more call (2 calls became 4, and the cost
+    doubled). The SDK exporter sends the same spans twice, and once more after a restart
+    of the receiver: the trace holds what one sending makes."""
+    keep = Keep()
+    p = provider(keep)
+    run_agent(p)
+    spans = keep.spans
+    db = tmp_path / "live.db"
+    for sends in (2, 1):  # twice to one receiver, then again to a restarted one
+        server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
+        try:
+            wait_for(lambda server=server: bool(server.lines))
+            exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
+            for _ in range(sends):
+                assert exporter.export(spans).name == "SUCCESS"
+            wait_for(lambda server=server, sends=sends: len(server.lines) == 1 + sends)
+        finally:
+            assert "Traceback" not in server.stop()
+    spans_file = tmp_path / "spans.json"
+    spans_file.write_text(otlp_json(spans))
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [spans_file])
+        (trace,) = live.traces()
+        with live.read() as r, full.read() as f:
+            assert r.llm_call_count(trace.id) == f.llm_call_count(res.trace_id) == 2
+            assert [c.usage for c in r.llm_calls(trace.id)] == [
+                c.usage for c in f.llm_calls(res.trace_id)
+            ]
+        assert [m[:-1] for m in shape(live, trace.id)] == [
+            m[:-1] for m in shape(full, res.trace_id)
+        ]
