@@ -82,10 +82,11 @@ class Watcher:
         self._scanned = 0.0
         self._settling = False
         self._broken: set[Path] = set()
+        """Sessions whose in-memory state was dropped with a failed batch."""
         self._uncounted: set[str] = set()
         """Traces written since their token counts were last filled in (they are counted
-        when a look finds nothing new, off the path from disk to screen)."""
-        """Sessions whose in-memory state was dropped with a failed batch."""
+        when a look finds nothing new, off the path from disk to screen), and traces an
+        earlier run continues (it may have stopped before it filled them)."""
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._end_on_stop = True
@@ -344,6 +345,9 @@ class Watcher:
         if live is None:
             return
         self.live[f.main] = live
+        # counts an earlier run left pending (stopped before it filled them) are filled at
+        # the next poll: they stayed pending for good, the trace's tokens read 0
+        self._uncounted.add(last.trace_id)
         f.offset, f.ident, f.lineno = last.end, ident, live.files.get(f.path, 0)
         f.last_size = size
 

@@ -88,3 +88,34 @@ def test_watch_once_reads_a_folder_and_rejects_a_missing_one(cli, tmp_path: Path
     code, out = cli("--db", db, "watch", str(tmp_path / "p"), "--once", "--json")
     assert code == 0 and out == ""  # nothing new: no duplicates
     assert cli("--db", db, "watch", str(tmp_path / "nowhere"), "--once")[0] == 2
+
+
+def test_a_watch_fills_the_counts_an_interrupted_one_left(cli, tmp_path: Path) -> None:
+    """Live review: a watch stopped (Ctrl-C) after writing a session's first batch and
+    before filling in its token counts left them pending for good: `traces` read 0 tokens,
+    and the next watch did not count them. The next watch counts them: the trace's totals
+    equal a full import's."""
+    import json
+
+    from core.importers.counting import pending
+    from core.live.watch import Watcher
+
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    shutil.copy(SESSION / f"{SID}.jsonl", folder)
+    db = tmp_path / "live.db"
+    with Store.open(db) as store:
+        first = Watcher(store, [folder])
+        first.poll()  # sees the file grow
+        assert first.poll(), "the second look writes it"  # and stops before counting
+        (trace,) = store.traces()
+        assert pending(store, trace.id) > 0
+    code, _out = cli("--db", str(db), "watch", str(folder), "--once")
+    assert code == 0
+    with Store.open(db) as store:
+        assert pending(store, trace.id) == 0
+    full = tmp_path / "full.db"
+    assert cli("--db", str(full), "import", str(folder / f"{SID}.jsonl"))[0] == 0
+    (live_row,) = json.loads(cli("--db", str(db), "traces", "--json")[1])
+    (full_row,) = json.loads(cli("--db", str(full), "traces", "--json")[1])
+    assert live_row["tokens"] == full_row["tokens"] > 0
