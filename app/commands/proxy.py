@@ -14,6 +14,10 @@ DESCRIPTION = """An HTTP proxy for OpenAI Chat Completions, OpenAI Responses and
 Messages: each call is recorded into the store as it streams."""
 
 
+#: Longest ``--timeout`` (a day): a larger wait overflows the platform's timeout.
+MAX_TIMEOUT = 86_400.0
+
+
 def arguments(p: ArgumentParser) -> None:
     p.add_argument("--upstream", required=True, metavar="URL", help="the provider's base URL")
     p.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT")
@@ -31,8 +35,10 @@ def run(ctx: CliContext) -> int:
     from core.proxy.server import ProxyServer
 
     host, port = _listen(ctx.args.listen)
-    if ctx.args.timeout <= 0:
-        raise InvalidInputError("--timeout must be > 0 seconds")
+    if not 0 < ctx.args.timeout <= MAX_TIMEOUT:  # NaN too: every call timed out "within nan s"
+        raise InvalidInputError(
+            f"--timeout {ctx.args.timeout:g}: expected seconds above 0, up to {MAX_TIMEOUT:g}"
+        )
     store = ctx.store(create=True)
     _sparse_checkpoints(store)
     server = ProxyServer(

@@ -360,11 +360,16 @@ def _secrets(req: Request) -> list[str]:
 
 def _clean_upstream(upstream: str) -> str:
     """The upstream as stored and shown: no credentials, no query."""
-    url = httpx.URL(upstream)
-    if url.scheme not in ("http", "https") or not url.host:
-        from core.errors import InvalidInputError
+    from core.errors import InvalidInputError
 
+    try:
+        url = httpx.URL(upstream)
+    except httpx.InvalidURL as exc:
+        raise InvalidInputError(f"--upstream {upstream!r}: not a URL ({exc})") from None
+    if url.scheme not in ("http", "https") or not url.host:
         raise InvalidInputError(f"--upstream {upstream!r}: not an http(s) URL")
+    if url.port is not None and not 0 < url.port < 65536:  # every call failed with a traceback
+        raise InvalidInputError(f"--upstream: port {url.port} is not between 1 and 65535")
     return str(url.copy_with(username=None, password=None, query=None, fragment=None)).rstrip("/")
 
 

@@ -334,6 +334,38 @@ def test_watch_interval_out_of_range_is_an_error(
     assert f"--interval {float(interval)}: expected seconds between 0 and 86400" in _error(capsys)
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # every call printed a traceback (OverflowError: connect(): port must be 0-65535)
+        (["--upstream", "http://user:pw@127.0.0.1:99999"], "--upstream: port 99999 is not"),
+        (["--upstream", "http://[::1"], "--upstream 'http://[::1': not a URL"),
+        # every call then failed at once, "timeout: no response from upstream within nan s"
+        (["--upstream", "http://127.0.0.1:9", "--timeout", "nan"], "--timeout nan: expected"),
+        (["--upstream", "http://127.0.0.1:9", "--timeout", "inf"], "--timeout inf: expected"),
+        (["--upstream", "http://127.0.0.1:9", "--timeout", "0"], "--timeout 0: expected"),
+    ],
+)
+def test_proxy_arguments_out_of_range_are_an_error_before_it_listens(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """Live review: a port past 65535 in the upstream URL and a NaN timeout were taken;
+    the proxy listened, and every call failed. Each is one line at start, naming it. (A
+    process with a time limit: a proxy that starts would serve until stopped.)"""
+    command = [sys.executable, "-m", "app.cli", "--db", str(tmp_path / "s.db"), "proxy"]
+    done = subprocess.run(
+        [*command, *args, "--listen", "127.0.0.1:0"],
+        cwd=ctxlens_process.ROOT,
+        env=ctxlens_process.child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+    assert "user:pw" not in done.stderr, "the credentials are not echoed"
+
+
 def test_serve_model_on_a_taken_port_is_an_error(
     cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
