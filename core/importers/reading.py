@@ -81,8 +81,16 @@ _DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_DIGITS = b"0" * 19
 
 
-def describe_json_error(exc: ValueError) -> str:
+def describe_json_error(exc: ValueError, line: bytes | None = None) -> str:
+    """The error in words; ``line``: the bytes read, whose first byte that is not UTF-8 is
+    named (``json`` takes a line that starts like a UTF-16 byte order mark for UTF-16, and
+    its error named the line's last byte: "byte 0x0a" for a line starting ``\xff\xfe``)."""
     if isinstance(exc, UnicodeDecodeError):
+        if line is not None:
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return f"not UTF-8 text (byte 0x{line[bad.start]:02x} at column {bad.start + 1})"
         return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON: {exc.msg} (column {exc.colno})"
@@ -144,7 +152,8 @@ def _json_loads(line: bytes, ctx: ImportContext, name: str, lineno: int) -> Any:
         return json.loads(line)
     except ValueError as exc:
         hint = "" if line.endswith(b"\n") else " (last line is incomplete: file truncated?)"
-        raise InvalidInputError(f"{name}:{lineno}: {describe_json_error(exc)}{hint}") from None
+        words = describe_json_error(exc, line)
+        raise InvalidInputError(f"{name}:{lineno}: {words}{hint}") from None
     except RecursionError:
         raise BeyondLimits(f"{name}:{lineno}: {TOO_DEEP}") from None
 

@@ -112,6 +112,24 @@ def _rewrite_eval(target: Path, change: Callable[[str, bytes], bytes]) -> Path:
     return target
 
 
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        # json read this line as UTF-16 (its first bytes are a byte order mark) and its
+        # error named the line's last byte: "byte 0x0a"
+        (b"\xff\xfe\x00garbage", "not UTF-8 text (byte 0xff at column 1)"),
+        (b'{"a": "caf\xe9"}', "not UTF-8 text (byte 0xe9 at column 11)"),
+    ],
+)
+def test_a_line_that_is_not_utf8_names_its_first_bad_byte(
+    cli: Cli, tmp_path: Path, bad: bytes, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"role":"user","content":"hi"}}\n' + bad + b"\n")
+    code, _ = cli("--db", str(tmp_path / "s.db"), "import", str(path), "--format", "claude-code")
+    assert code == 2 and f"{path}:2: {said}" in _error(capsys)
+
+
 def test_eval_member_nested_too_deeply_is_named(
     cli: Cli, held: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
