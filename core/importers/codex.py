@@ -80,6 +80,9 @@ class _Rollout:
         self.run: _Run | None = None
         self.held: list[NewMessage] = []
         self.pending_usage: Any = None
+        self.pending_when = 0.0
+        """When ``pending_usage``'s ``token_count`` was logged: the time of a call kept
+        without its response (a watch's stop stamped it with the stop's wall clock)."""
         self.last_usage: Any = None
         self.last_total: Any = None
         self.model = ""
@@ -204,7 +207,8 @@ class _Rollout:
             if self.run.usage is None:  # its token_count is still to come
                 self.stopped = (self.run, len(self.replies) - 1)
         if self.pending_usage is not None and not self.orphan_noted:
-            self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
+            when = self.pending_when
+            self.replies.append((self.tail, None, self.pending_usage, self.model, when))
             self.orphan_noted = True
 
     def _write_held(self) -> None:
@@ -384,7 +388,7 @@ class _Rollout:
                 self.flush()
             else:
                 self._orphan()
-                self.pending_usage = usage
+                self.pending_usage, self.pending_when = usage, when or 0.0
             return
         if kind == "context_compacted":
             if not self.compacted_since_output:
@@ -464,7 +468,8 @@ class _Rollout:
         if self.pending_usage is not None:
             self.flush()
             if not self.orphan_noted:
-                self.replies.append((self.tail, None, self.pending_usage, self.model, 0.0))
+                when = self.pending_when
+                self.replies.append((self.tail, None, self.pending_usage, self.model, when))
             self.pending_usage, self.orphan_noted = None, False
 
     def finish(self) -> None:

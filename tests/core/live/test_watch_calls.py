@@ -318,3 +318,38 @@ def test_watch_once_cut_inside_codex_responses_records_the_import_calls(
         (trace,) = live.traces()
         assert calls(live, trace.id) == calls(full, res.trace_id)
         assert res.llm_calls > 60
+
+
+def test_a_call_kept_at_a_stop_before_its_items_has_the_rollouts_time(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    """Live review: Codex 0.40 logs a response's ``token_count`` before its items; a watch
+    stopped between the two kept the call with the stop's wall clock (2026-12-07 against
+    the rollout's 2025-09-25), and the export carried it. The call has the time its
+    ``token_count`` was logged, as the rollout's own times go."""
+    src = CODEX["vscode-0.40"]
+    lines = src.read_bytes().splitlines(keepends=True)
+    kinds = [json.loads(line).get("payload", {}).get("type") for line in lines]
+    cut = next(
+        i
+        for i in range(1, len(lines))
+        if kinds[i - 1] == "token_count" and kinds[i] in ("reasoning", "message", "function_call")
+    )
+    folder = tmp_path / "sessions" / "2026"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    db = tmp_path / "live.db"
+    for piece in (lines[:cut], lines[cut:]):
+        with live_file.open("ab") as out:
+            out.writelines(piece)
+        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [live_file])
+        (trace,) = live.traces()
+        with live.read() as r, full.read() as f:
+            watched = [(c.created_at, c.usage) for c in r.llm_calls(trace.id)]
+            imported = [(c.created_at, c.usage) for c in f.llm_calls(res.trace_id)]
+    stamps = json.loads(lines[cut - 1])["timestamp"]
+    assert stamps.startswith("2025-") and len(watched) == len(imported)
+    assert [w[0] for w in watched] == [i[0] for i in imported]
+    assert all(abs(w[0] - i[0]) < 1 for w, i in zip(watched, imported, strict=True))
