@@ -649,6 +649,10 @@ class TraceBuilder:
         set_call_usage``)."""
         self.w.set_call_usage(self.trace_id, call_index, normalize_usage(usage))
 
+    def set_call_response(self, call_index: int, sequence: int, created_at: float) -> None:
+        """Link a call this trace recorded to its response (``Writer.set_call_response``)."""
+        self.w.set_call_response(self.trace_id, call_index, sequence, created_at)
+
     def context_entries(self, head: int | None) -> int:
         """Path entries of the rebuilt context of a call at ``head`` (``reply_calls``' sum)."""
         return 0 if head is None else self.paths.depth[head] + 1

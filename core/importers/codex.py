@@ -68,6 +68,10 @@ class _Run:
     open_call: int | None = None
     """The index of the call kept when a watch stopped before the response's
     ``token_count``: that usage, when it comes, is set on the call."""
+    reply_of: int | None = None
+    """The index of the call kept when a watch stopped after the response's
+    ``token_count`` and before its items: the first message written of it is linked to
+    the call as its response."""
 
 
 class _Rollout:
@@ -104,6 +108,10 @@ class _Rollout:
         self.stopped: tuple[_Run, int] | None = None
         """The run noted at a stop and its place in ``replies`` (its call's index is known
         once ``record_calls`` has recorded it)."""
+        self.orphan_at: int | None = None
+        """``pending_usage``'s place in ``replies`` when a stop kept it as a call."""
+        self.orphan_call: int | None = None
+        """That call's index, for the response's items if they come (``_Run.reply_of``)."""
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, lineno: int, rec: dict[str, Any]) -> None:
@@ -210,6 +218,7 @@ class _Rollout:
             when = self.pending_when
             self.replies.append((self.tail, None, self.pending_usage, self.model, when))
             self.orphan_noted = True
+            self.orphan_at = len(self.replies) - 1
 
     def _write_held(self) -> None:
         for nm in self.held:
@@ -267,6 +276,9 @@ class _Rollout:
             self.call_seq[call.id] = seq
         if run.reply is None:
             run.reply = seq
+            if run.reply_of is not None:  # its call was kept at a stop, before this came
+                self.b.set_call_response(run.reply_of, seq, run.created_at or 0.0)
+                run.reply_of = None
 
     def note_window(self) -> None:
         """The window the rollout recorded so far (``model_context_window``), in the
@@ -288,6 +300,10 @@ class _Rollout:
             self.stopped = None
             if calls:  # (none when the contexts were too large to keep as calls)
                 run.open_call = calls[at].call_index
+        if self.orphan_at is not None:
+            at, self.orphan_at = self.orphan_at, None
+            if calls:
+                self.orphan_call = calls[at].call_index
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
         kind = item.get("type")
@@ -315,6 +331,8 @@ class _Rollout:
             if self.run is None:
                 self.run = _Run(usage=self.pending_usage, created_at=when)
                 self.run.noted = self.orphan_noted  # kept already, when the watch stopped
+                if self.orphan_noted:  # ... without its response, which begins here
+                    self.run.reply_of, self.orphan_call = self.orphan_call, None
                 self.pending_usage, self.orphan_noted = None, False
             self.run.items.append(item)
             self.compacted_since_output = False

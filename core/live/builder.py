@@ -59,6 +59,10 @@ class ResumableBuilder(TraceBuilder):
         if not self.replaying:  # a replay passes a change the store has already
             super().set_call_usage(call_index, usage)
 
+    def set_call_response(self, call_index: int, sequence: int, created_at: float) -> None:
+        if not self.replaying:
+            super().set_call_response(call_index, sequence, created_at)
+
     def ref(self, kind: str, *args: Any, **kwargs: Any) -> str:
         if not self.replaying:
             return super().ref(kind, *args, **kwargs)

@@ -510,6 +510,20 @@ class Writer:
         )
         self.conn.execute(delete(t.trace_totals).where(t.trace_totals.c.trace_id == trace_id))
 
+    def set_call_response(
+        self, trace_id: str, call_index: int, sequence: int, created_at: float
+    ) -> None:
+        """A live capture read the response of a call it had recorded when it stopped, before
+        the response's first item came (Codex logs the usage first): the call links it, and
+        takes its time as an import gives it (the response's first item's)."""
+        self.flush_calls()
+        c = t.llm_calls.c
+        self.conn.execute(
+            update(t.llm_calls)
+            .where(c.trace_id == trace_id, c.call_index == call_index)
+            .values(response_sequence=sequence, created_at=created_at)
+        )
+
     def set_compaction_after(self, event_id: int, tokens_after: int, details: Any) -> None:
         """An import's boundary learns its recorded tokens after (the next call's prompt)."""
         self.conn.execute(

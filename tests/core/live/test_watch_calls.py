@@ -260,8 +260,9 @@ def _open_call_is_said(
 
 
 def _codex_pieces(lines: list[bytes]) -> list[list[bytes]]:
-    """A rollout cut inside its responses, about 35 times: after an output item that
-    another follows, and before a ``token_count``, alternately."""
+    """A rollout cut inside its responses, about 45 times: after an output item that
+    another follows, before a ``token_count``, and after a ``token_count`` that its
+    response's items follow (Codex 0.40 logs the usage first)."""
     kinds = []
     for line in lines:
         rec = json.loads(line)
@@ -273,7 +274,16 @@ def _codex_pieces(lines: list[bytes]) -> list[list[bytes]]:
         kinds.append("output" if out else payload.get("type"))
     inside = [i for i in range(1, len(lines)) if kinds[i - 1] == kinds[i] == "output"]
     before_usage = [i for i in range(1, len(lines)) if kinds[i] == "token_count"]
-    cuts = sorted({*inside[:: max(1, len(inside) // 18)], *before_usage[1::4][:18]})
+    after_usage = [
+        i for i in range(1, len(lines)) if kinds[i - 1] == "token_count" and kinds[i] == "output"
+    ]
+    cuts = sorted(
+        {
+            *inside[:: max(1, len(inside) // 18)],
+            *before_usage[1::4][:18],
+            *after_usage[:: max(1, len(after_usage) // 10)],
+        }
+    )
     return [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
 
 
@@ -325,8 +335,9 @@ def test_a_call_kept_at_a_stop_before_its_items_has_the_rollouts_time(
 ) -> None:
     """Live review: Codex 0.40 logs a response's ``token_count`` before its items; a watch
     stopped between the two kept the call with the stop's wall clock (2026-12-07 against
-    the rollout's 2025-09-25), and the export carried it. The call has the time its
-    ``token_count`` was logged, as the rollout's own times go."""
+    the rollout's 2025-09-25), and the export carried it, and the response read by the
+    next run was never linked to the call. The call has the time its ``token_count`` was
+    logged, as the rollout's own times go, and its response once read."""
     src = CODEX["vscode-0.40"]
     lines = src.read_bytes().splitlines(keepends=True)
     kinds = [json.loads(line).get("payload", {}).get("type") for line in lines]
@@ -349,6 +360,8 @@ def test_a_call_kept_at_a_stop_before_its_items_has_the_rollouts_time(
         with live.read() as r, full.read() as f:
             watched = [(c.created_at, c.usage) for c in r.llm_calls(trace.id)]
             imported = [(c.created_at, c.usage) for c in f.llm_calls(res.trace_id)]
+        # and its response, when the next run reads it, is linked to the call
+        assert calls(live, trace.id) == calls(full, res.trace_id)
     stamps = json.loads(lines[cut - 1])["timestamp"]
     assert stamps.startswith("2025-") and len(watched) == len(imported)
     assert [w[0] for w in watched] == [i[0] for i in imported]
