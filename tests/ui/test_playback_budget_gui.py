@@ -399,7 +399,7 @@ def test_the_budget_pane_is_never_cut_in_a_short_dock(
     status = budget.status
     assert "counted by ctxlens" in status.text()
     assert status.height() >= status.heightForWidth(status.width()), "the status is cut"
-    inner = budget.scroll.widget()
+    inner = budget.area.widget()
     assert inner.height() >= inner.minimumSizeHint().height()
-    assert budget.scroll.viewport().height() < inner.height(), "it scrolls in this dock"
+    assert budget.area.viewport().height() < inner.height(), "it scrolls in this dock"
     assert win.size().width() == 1280 and win.last_error is None

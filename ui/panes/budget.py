@@ -38,14 +38,14 @@ class BudgetPane(QWidget):
         # a dock shorter than the figures scrolls: at 1280×720 the last line of the status
         # ("… input tokens per call are counted by ctxlens") was cut in half (screenshot
         # review); wrapped to the dock's width, never wider
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(inner)
+        self.area = QScrollArea()
+        self.area.setWidgetResizable(True)
+        self.area.setFrameShape(QFrame.Shape.NoFrame)
+        self.area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.area.setWidget(inner)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll)
+        outer.addWidget(self.area)
 
     def show_report(self, rep: ContextReport) -> None:
         """Live: the next call's context (an import's is an estimate: "≈")."""
