@@ -233,6 +233,7 @@ class TraceBuilder:
         self._held_chars = 0
         self._pending_parent: int | None = None
         self._last_main: int | None = None
+        """The most recently added main-line message (the head ``finish`` sets by default)."""
         self._refs = 0
         self._warnings_from = len(ctx.warnings)
         self._naive_from = naive_times_read() if ctx.naive_from is None else ctx.naive_from
@@ -323,11 +324,6 @@ class TraceBuilder:
     @property
     def next_sequence(self) -> int:
         return self._next
-
-    @property
-    def last_main(self) -> int | None:
-        """The most recently added main-line message (the natural head)."""
-        return self._last_main
 
     def flush(self) -> None:
         """Write every queued message (waiting for counts being counted ahead)."""

@@ -80,17 +80,22 @@ def held(cli: Cli, tmp_path: Path) -> Path:
 
 
 # -- entry point ---------------------------------------------------------------------------
-def test_python_m_app_cli_is_the_command(held: Path) -> None:
-    """``python -m app.cli`` ran the module and exited 0 having done nothing."""
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "--db", str(held), "traces", "--json"],
+def _process(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m app.cli ARGS`` as a process of its own, within ``timeout`` seconds."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
         cwd=ctxlens_process.ROOT,
         env=ctxlens_process.child_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
+
+
+def test_python_m_app_cli_is_the_command(held: Path) -> None:
+    """``python -m app.cli`` ran the module and exited 0 having done nothing."""
+    done = _process("--db", str(held), "traces", "--json")
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)) == 1
 
@@ -370,16 +375,8 @@ def test_proxy_arguments_out_of_range_are_an_error_before_it_listens(
     """Live review: a port past 65535 in the upstream URL and a NaN timeout were taken;
     the proxy listened, and every call failed. Each is one line at start, naming it. (A
     process with a time limit: a proxy that starts would serve until stopped.)"""
-    command = [sys.executable, "-m", "app.cli", "--db", str(tmp_path / "s.db"), "proxy"]
-    done = subprocess.run(
-        [*command, *args, "--listen", "127.0.0.1:0"],
-        cwd=ctxlens_process.ROOT,
-        env=ctxlens_process.child_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    db = str(tmp_path / "s.db")
+    done = _process("--db", db, "proxy", *args, "--listen", "127.0.0.1:0", timeout=60)
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
     assert "user:pw" not in done.stderr, "the credentials are not echoed"
 

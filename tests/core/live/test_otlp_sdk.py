@@ -5,6 +5,7 @@ arrive equals what ``ctxlens import`` makes of the same spans written to a file.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,16 +73,8 @@ def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
     run_agent(p)
     spans = keep.spans  # ended order: chat, tool, chat, agent
     db = tmp_path / "live.db"
-    for part in (spans[:2], spans[2:]):
-        server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
-        try:
-            wait_for(lambda server=server: bool(server.lines))
-            exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
-            for span in part:  # one request per span, as they ended
-                assert exporter.export([span]).name == "SUCCESS"
-            wait_for(lambda server=server, part=part: len(server.lines) == 1 + len(part))
-        finally:
-            assert "Traceback" not in server.stop()
+    for part in (spans[:2], spans[2:]):  # one request per span, as they ended
+        _serve_and_send(db, [[span] for span in part])
     spans_file = tmp_path / "spans.json"
     spans_file.write_text(otlp_json(spans))
     with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
@@ -105,15 +98,7 @@ def test_spans_sent_again_are_written_once(tmp_path: Path) -> None:
     spans = keep.spans
     db = tmp_path / "live.db"
     for sends in (2, 1):  # twice to one receiver, then again to a restarted one
-        server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
-        try:
-            wait_for(lambda server=server: bool(server.lines))
-            exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
-            for _ in range(sends):
-                assert exporter.export(spans).name == "SUCCESS"
-            wait_for(lambda server=server, sends=sends: len(server.lines) == 1 + sends)
-        finally:
-            assert "Traceback" not in server.stop()
+        _serve_and_send(db, [spans] * sends)
     spans_file = tmp_path / "spans.json"
     spans_file.write_text(otlp_json(spans))
     with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
@@ -127,3 +112,17 @@ def test_spans_sent_again_are_written_once(tmp_path: Path) -> None:
         assert [m[:-1] for m in shape(live, trace.id)] == [
             m[:-1] for m in shape(full, res.trace_id)
         ]
+
+
+def _serve_and_send(db: Path, requests: list[list[Any]]) -> None:
+    """A ``ctxlens serve --otlp`` process on ``db``, sent each of ``requests`` (a list of
+    SDK spans) by the SDK exporter, stopped once it has reported each one."""
+    server = Cli("--db", str(db), "serve", "--otlp", "127.0.0.1:0", "--json")
+    try:
+        wait_for(lambda: bool(server.lines))
+        exporter = OTLPSpanExporter(endpoint=server.lines[0]["address"])
+        for spans in requests:
+            assert exporter.export(spans).name == "SUCCESS"
+        wait_for(lambda: len(server.lines) == 1 + len(requests))
+    finally:
+        assert "Traceback" not in server.stop()

@@ -306,6 +306,22 @@ def test_a_watched_codex_rollout_records_the_calls_of_its_import(
     assert got.watched_limits["window"]["field"] == "model_context_window"
 
 
+def _watch_once_after_each(
+    cli: Callable[..., tuple[int, str]], tmp_path: Path, src: Path, pieces: list[list[bytes]]
+) -> tuple[Path, Path]:
+    """``pieces`` of ``src`` appended to a copy one by one, a ``watch --once`` run after
+    each (it stops there); the store and the copy."""
+    folder = tmp_path / "sessions" / "2026"
+    folder.mkdir(parents=True)
+    live_file = folder / src.name
+    db = tmp_path / "live.db"
+    for piece in pieces:
+        with live_file.open("ab") as out:
+            out.writelines(piece)
+        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+    return db, live_file
+
+
 @pytest.mark.parametrize("version", sorted(CODEX))
 def test_watch_once_cut_inside_codex_responses_records_the_import_calls(
     cli: Callable[..., tuple[int, str]], version: str, tmp_path: Path
@@ -315,14 +331,8 @@ def test_watch_once_cut_inside_codex_responses_records_the_import_calls(
     a stop before its ``token_count`` gets that usage when a later run reads it, so the
     calls are the import's (before, such a call kept no usage at all)."""
     src = CODEX[version]
-    folder = tmp_path / "sessions" / "2026"
-    folder.mkdir(parents=True)
-    live_file = folder / src.name
-    db = tmp_path / "live.db"
-    for piece in _codex_pieces(src.read_bytes().splitlines(keepends=True)):
-        with live_file.open("ab") as out:
-            out.writelines(piece)
-        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+    pieces = _codex_pieces(src.read_bytes().splitlines(keepends=True))
+    db, live_file = _watch_once_after_each(cli, tmp_path, src, pieces)
     with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
         (res,) = import_paths(full, [live_file])
         (trace,) = live.traces()
@@ -346,14 +356,7 @@ def test_a_call_kept_at_a_stop_before_its_items_has_the_rollouts_time(
         for i in range(1, len(lines))
         if kinds[i - 1] == "token_count" and kinds[i] in ("reasoning", "message", "function_call")
     )
-    folder = tmp_path / "sessions" / "2026"
-    folder.mkdir(parents=True)
-    live_file = folder / src.name
-    db = tmp_path / "live.db"
-    for piece in (lines[:cut], lines[cut:]):
-        with live_file.open("ab") as out:
-            out.writelines(piece)
-        assert cli("--db", str(db), "watch", str(folder.parent), "--once", "--json")[0] == 0
+    db, live_file = _watch_once_after_each(cli, tmp_path, src, [lines[:cut], lines[cut:]])
     with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
         (res,) = import_paths(full, [live_file])
         (trace,) = live.traces()
