@@ -59,7 +59,7 @@ class Pending:
 @dataclass
 class Outcome:
     state: str
-    """done | error | timeout | disconnected | unreachable."""
+    """done | error | timeout | disconnected | unreachable | incomplete (the proxy stopped)."""
     status: int | None
     assembled: Assembled
     error: str | None = None

@@ -28,7 +28,7 @@ from core.llm.connections import OpenConnections
 from core.proxy.assemble import Assembled, assembly_for
 from core.proxy.http import BadRequest, Request, head_bytes, read_request
 from core.proxy.messages import family_of
-from core.proxy.recording import TRACE_HEADER, Outcome, Pending, Recorder, scrub
+from core.proxy.recording import INCOMPLETE, TRACE_HEADER, Outcome, Pending, Recorder, scrub
 from core.proxy.relay import ClientGone, Relay
 from core.proxy.tap import HeldTap, ResponseTap
 from core.proxy.upstream import (
@@ -193,6 +193,8 @@ class ProxyServer:
             self.status.in_flight -= 1
         if pending is not None:
             await self._finish(pending, outcome, tap)
+        if outcome.state == "incomplete":  # stopped mid-response, recorded: the stop goes on
+            raise asyncio.CancelledError
         return keep and req.keep_alive
 
     async def _begin(self, api: str, req: Request) -> Pending | None:
@@ -300,6 +302,9 @@ class ProxyServer:
         except (ClientGone, ConnectionError, RuntimeError):
             o.state, keep = "disconnected", False
             o.error = f"client disconnected after {o.chunks} chunks"
+        except asyncio.CancelledError:  # the proxy stops: what arrived is recorded first
+            o.state, o.error, keep = "incomplete", INCOMPLETE, False
+            writer.transport.abort()
         return o, keep
 
 

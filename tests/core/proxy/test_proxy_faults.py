@@ -178,3 +178,38 @@ def test_sigterm_mid_request_records_it_incomplete_before_exiting(
     (call,) = _calls(db, trace)
     assert call.error.startswith("incomplete")  # type: ignore[attr-defined]
     assert context(db, trace, 0)["proxy_request"]["state"] == "incomplete"
+
+
+def test_a_stop_mid_stream_keeps_what_arrived(upstream: FakeUpstream, db: Path) -> None:
+    """Live review: with the default timeout, a stream stalled after its first chunks and a
+    stop (SIGINT) recorded the call "incomplete" with none of them ("Hello" was lost), where
+    a timeout kept them. A stop records what arrived, then stops."""
+    upstream.replies.append(Reply("a b c d e f", fault="stall_mid"))
+    proxy = ProxyProcess(db, upstream.url)  # the default timeout: 600 s
+    got: list[str] = []
+
+    def read() -> None:
+        with contextlib.suppress(openai.APIError, httpx.HTTPError):
+            for chunk in _client(proxy).chat.completions.create(
+                model="m",
+                messages=HELLO,
+                stream=True,  # type: ignore[arg-type]
+            ):
+                got.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    waited = threading.Event()
+    while not "".join(got) and not waited.wait(0.05):
+        pass  # the first chunks came through; the upstream stalls now
+    assert proxy.stop() == 0
+    reader.join(30)
+    (trace,) = [t.id for t in Store.open(db).traces()]
+    ctx = context(db, trace, 0)
+    assert ctx["proxy_request"]["state"] == "incomplete"
+    assert ctx["proxy_request"]["chunks"] >= 1
+    (call,) = _calls(db, trace)
+    assert call.error.startswith("incomplete")  # type: ignore[attr-defined]
+    with Store.open(db) as store, store.read() as r:
+        (reply,) = [m for m in r.all_messages(trace) if m.role == "assistant"]
+    assert reply.content == "".join(got) != ""
