@@ -101,8 +101,8 @@ class SpanSink:
         seen: set[str] = set()
         if stored is not None:
             b.continue_stored()
-            t.main = t.lanes["main"] = _main_lane(w, stored)
-            seen = _written_spans(w, stored)
+            t.main, seen = _resumed(w, stored)
+            t.lanes["main"] = t.main
         return _Open(t, b, seen)
 
     def _stored(self, w: Writer, tid: str) -> str | None:
@@ -114,26 +114,22 @@ class SpanSink:
         return None
 
 
-def _written_spans(w: Writer, trace_id: str) -> set[str]:
-    """The spans an earlier run wrote (a model call's ``params.span_id``, a message's
-    ``metadata.span_id``): sent again after a restart, they are not written twice (a tool
-    span's result came back as a second message, in its agent's lane)."""
+def _resumed(w: Writer, trace_id: str) -> tuple[_Lane, set[str]]:
+    """What an earlier run of the receiver left, in one read of the stored trace: the main
+    conversation as the importer would hold it after writing these messages, and the spans
+    it wrote (a model call's ``params.span_id``, a message's ``metadata.span_id``: sent
+    again after a restart, they are not written twice; a tool span's result came back as a
+    second message, in its agent's lane)."""
     seen = {
         str(c.params["span_id"])
         for c in w.read.llm_calls(trace_id)
         if isinstance(c.params, dict) and c.params.get("span_id")
     }
-    for m in w.read.all_messages(trace_id):
-        if isinstance(m.metadata, dict) and m.metadata.get("span_id"):
-            seen.add(str(m.metadata["span_id"]))
-    return seen
-
-
-def _main_lane(w: Writer, trace_id: str) -> _Lane:
-    """The main conversation as the importer would hold it after writing these messages."""
     lane = _Lane(None, None, "main")
     answered = set()
     for m in w.read.all_messages(trace_id):
+        if isinstance(m.metadata, dict) and m.metadata.get("span_id"):
+            seen.add(str(m.metadata["span_id"]))
         if m.branch_type is not None:
             continue
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
@@ -147,4 +143,4 @@ def _main_lane(w: Writer, trace_id: str) -> _Lane:
         if m.tool_call_id:
             answered.add(m.tool_call_id)
     lane.open_calls = [c for c in lane.open_calls if c[0] not in answered]
-    return lane
+    return lane, seen

@@ -145,9 +145,14 @@ def _ensure_wal(engine: Engine) -> None:
     """
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
-            raw = conn.connection.driver_connection
-            assert raw is not None
-            raw.execute("PRAGMA journal_mode=WAL").fetchall()
+            _driver(conn).execute("PRAGMA journal_mode=WAL").fetchall()
+
+
+def _driver(conn: Connection) -> Any:
+    """The DBAPI connection under ``conn``: for the pragmas a transaction may not hold."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    return raw
 
 
 def _upgrade(engine: Engine, where: str, current: str | None) -> None:
@@ -180,9 +185,7 @@ def _create_fresh(engine: Engine, where: str) -> None:
     try:
         with engine.connect() as conn:
             if conn.dialect.name == "sqlite":  # before the first table, outside a transaction
-                raw = conn.connection.driver_connection
-                assert raw is not None
-                raw.execute(f"PRAGMA page_size={PAGE_SIZE}")
+                _driver(conn).execute(f"PRAGMA page_size={PAGE_SIZE}")
             conn = conn.execution_options(write=True)
             with conn.begin():
                 if conn.dialect.name == "sqlite":

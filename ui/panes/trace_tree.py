@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QPainter, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.cost.compute import format_cost, recorded_cost_short, recorded_cost_text
+from core.cost.compute import format_cost, format_usd, recorded_cost_short, recorded_cost_text
 from core.inspector.recorded_time import NO_ZONE, Basis, clock, shown, zone_note, zone_unknown
 from core.inspector.trace_filter import ListFilter
 from core.inspector.trace_list import EvalGroup, TraceSummary
@@ -261,12 +261,14 @@ def subtitle(row: Row) -> str:
 def _priced_text(row: TraceSummary, calls: int) -> str:
     """``$10.81 priced``: what ctxlens's price table makes of the usage, named so beside a
     cost the tool recorded ("$1.27 recorded by SWE-agent"): cut at the pane's edge, a bare
-    "$0.04" read as either (screenshot review). ``no price in ctxlens's table`` for none."""
-    text = usd_text(row.usd, row.priced_calls, calls)
-    if not text:
+    "$0.04" read as either (screenshot review); ``format_cost``'s lower bound where some
+    calls have no price. ``no price in ctxlens's table`` for none."""
+    if row.usd is None:
         return NO_PRICE if calls else ""
-    figure, _, rest = text.partition(" (")  # "≥ $0.17 (3 of 156 calls priced)"
-    return f"{figure} priced" + (f" ({rest}" if rest else "")
+    text = f"{format_usd(row.usd)} priced"
+    if row.priced_calls < calls:
+        return f"≥ {text} ({row.priced_calls:,} of {calls:,} calls priced)"
+    return text
 
 
 def tooltip(row: Row) -> str:
