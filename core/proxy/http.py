@@ -8,10 +8,48 @@ needs more than ``readuntil``/``readexactly`` and chunked framing.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 
 MAX_HEAD = 64 * 1024
+
+
+class ClientReader(asyncio.StreamReader):
+    """The agent's side of a connection, which says when the agent has gone (its end
+    closed, or the connection reset) the moment it happens, without reading anything it
+    sent: an agent that gives up on a slow model closes its connection and sends nothing
+    more, and the proxy must stop waiting on the upstream for it (``on_gone``)."""
+
+    gone = False
+    on_gone: Callable[[], None] | None = None
+    """Called once when the agent goes (set by whoever is waiting on its behalf)."""
+
+    def feed_eof(self) -> None:
+        super().feed_eof()
+        self._went()
+
+    def set_exception(self, exc: Exception) -> None:
+        super().set_exception(exc)
+        self._went()
+
+    def _went(self) -> None:
+        if not self.gone:
+            self.gone = True
+            if self.on_gone is not None:
+                self.on_gone()
+
+
+async def listen(
+    handle: Callable[[ClientReader, asyncio.StreamWriter], object], host: str, port: int
+) -> asyncio.Server:
+    """``asyncio.start_server`` with a ``ClientReader`` for each connection."""
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> asyncio.StreamReaderProtocol:
+        return asyncio.StreamReaderProtocol(ClientReader(limit=MAX_HEAD, loop=loop), handle)  # type: ignore[arg-type]
+
+    return await loop.create_server(protocol, host, port)
 
 
 class BadRequest(ValueError):

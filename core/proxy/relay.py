@@ -52,7 +52,7 @@ class Relay:
     def pieces(self, pieces: list[bytes]) -> None:
         """Pieces of the body as the upstream sent them: to the client at once."""
         if self.transport.is_closing():
-            self._gone()
+            self.client_gone()
             return
         if self.framed:
             data = chunk(pieces[0]) if len(pieces) == 1 else b"".join(map(chunk, pieces))
@@ -78,12 +78,13 @@ class Relay:
         try:
             await self.writer.drain()
         except (ConnectionError, RuntimeError):
-            self._gone()
+            self.client_gone()
             return
         if self.resume is not None:
             self.resume()
 
-    def _gone(self) -> None:
+    def client_gone(self) -> None:
+        """The agent went: the upstream body ends with ``ClientGone`` (``on_gone``)."""
         if not self.gone:
             self.gone = True
             if self.on_gone is not None:

@@ -26,7 +26,7 @@ import httpx
 from core.fields_json import FieldsJson
 from core.llm.connections import OpenConnections
 from core.proxy.assemble import Assembled, assembly_for
-from core.proxy.http import BadRequest, Request, head_bytes, read_request
+from core.proxy.http import BadRequest, ClientReader, Request, head_bytes, listen, read_request
 from core.proxy.messages import family_of
 from core.proxy.recording import INCOMPLETE, TRACE_HEADER, Outcome, Pending, Recorder, scrub
 from core.proxy.relay import ClientGone, Relay
@@ -100,7 +100,7 @@ class ProxyServer:
         self._loop = asyncio.get_running_loop()
         try:
             self.status.recovered_incomplete = await self._store(self.recorder.recover)
-            server = await asyncio.start_server(self._connection, self.host, self.port)
+            server = await listen(self._connection, self.host, self.port)
         except Exception as exc:
             self.status.state, self.status.last_error = "failed", str(exc)
             raise
@@ -170,7 +170,7 @@ class ProxyServer:
         return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
 
     # -- connections ---------------------------------------------------------------------
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _connection(self, reader: ClientReader, writer: asyncio.StreamWriter) -> None:
         async def exchange() -> bool:
             try:
                 req = await read_request(reader, writer)
@@ -178,17 +178,19 @@ class ProxyServer:
                 writer.write(_json_response(400, {"error": {"message": str(exc)}}, False))
                 await writer.drain()
                 return False
-            return req is not None and await self._exchange(req, writer)
+            return req is not None and await self._exchange(req, reader, writer)
 
         await self._conns.serve(writer, exchange)
 
-    async def _exchange(self, req: Request, writer: asyncio.StreamWriter) -> bool:
+    async def _exchange(
+        self, req: Request, reader: ClientReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """Forward one request and stream its response back; whether to keep the connection."""
         api = family_of(req.method, req.path)
         pending = await self._begin(api, req) if api is not None else None
         self.status.in_flight += 1
         try:
-            outcome, keep, tap = await self._forward(req, writer, pending)
+            outcome, keep, tap = await self._forward(req, reader, writer, pending)
         finally:
             self.status.in_flight -= 1
         if pending is not None:
@@ -239,11 +241,20 @@ class ProxyServer:
 
     # -- forwarding ----------------------------------------------------------------------
     async def _forward(
-        self, req: Request, writer: asyncio.StreamWriter, pending: Pending | None
+        self,
+        req: Request,
+        reader: ClientReader,
+        writer: asyncio.StreamWriter,
+        pending: Pending | None,
     ) -> tuple[Outcome, bool, HeldTap | None]:
         started = time.perf_counter()
         try:
-            up = await self._open(req)
+            up = await self._open_for(req, reader)
+        except ClientGone:
+            waited = time.perf_counter() - started
+            o = Outcome("disconnected", None, Assembled())
+            o.error = f"client disconnected before the response began ({waited:.1f} s)"
+            return o, False, None
         except UpstreamTimeout:
             message = f"timeout: no response from upstream within {self.timeout:g} s"
             return (*await _fail(writer, 504, "timeout", message), None)
@@ -252,9 +263,33 @@ class ProxyServer:
             return (*await _fail(writer, 502, "unreachable", message), None)
         tap = self._held_tap(up.head, pending)
         try:
-            return (*await self._relay(up, writer, tap, started, req.method == "HEAD"), tap)
+            return (
+                *await self._relay(up, reader, writer, tap, started, req.method == "HEAD"),
+                tap,
+            )
         finally:
             await up.close()
+
+    async def _open_for(self, req: Request, reader: ClientReader) -> Exchange:
+        """``_open``, given up (``ClientGone``) the moment the agent goes: an agent that
+        gives up on a slow model closes its connection, and the upstream request is dropped
+        then, not when the upstream answers or the timeout ends (600 s by default)."""
+        if reader.gone:  # it left while the request was being recorded
+            raise ClientGone()
+        opening = asyncio.ensure_future(self._open(req))
+
+        def drop() -> None:
+            opening.cancel()
+
+        reader.on_gone = drop
+        try:
+            return await opening
+        except asyncio.CancelledError:
+            if reader.gone and opening.cancelled():
+                raise ClientGone() from None
+            raise  # the proxy stops
+        finally:
+            reader.on_gone = None
 
     async def _open(self, req: Request) -> Exchange:
         """The request sent upstream, its response head in: on a connection of our own
@@ -274,6 +309,7 @@ class ProxyServer:
     async def _relay(
         self,
         up: Exchange,
+        reader: ClientReader,
         writer: asyncio.StreamWriter,
         tap: HeldTap | None,
         started: float,
@@ -289,7 +325,10 @@ class ProxyServer:
         bodiless = head_only or status in (204, 304) or status < 200
         relay.start(status, up.head.reason, up.head.headers, bodiless)
         keep = True
+        reader.on_gone = relay.client_gone  # a stalled upstream is not waited on for it
         try:
+            if reader.gone:
+                relay.client_gone()
             await up.body(relay.pieces)
             await relay.end()
         except UpstreamTimeout:
@@ -305,6 +344,8 @@ class ProxyServer:
         except asyncio.CancelledError:  # the proxy stops: what arrived is recorded first
             o.state, o.error, keep = "incomplete", INCOMPLETE, False
             writer.transport.abort()
+        finally:
+            reader.on_gone = None
         return o, keep
 
 

@@ -129,6 +129,9 @@ class Connection(asyncio.Protocol):
         except TimeoutError:
             self.abort()
             raise UpstreamTimeout() from None
+        except asyncio.CancelledError:  # the agent went, or the proxy stops: the line is
+            self.abort()  # dropped, so the upstream stops generating for no one
+            raise
         return self.head
 
     async def body(self, sink: Sink) -> None:

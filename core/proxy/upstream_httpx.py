@@ -28,6 +28,8 @@ class HttpxExchange:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self._stopped: Exception | None = None
+        self._waiting: asyncio.Task[object] | None = None
+        """The task waiting for the next piece, while it waits (``stop_body`` wakes it)."""
 
     @classmethod
     async def open(
@@ -47,16 +49,28 @@ class HttpxExchange:
             raise UpstreamUnreachable(repr(exc)) from None
 
     async def body(self, sink: Sink) -> None:
+        pieces = self.resp.aiter_raw()
+        task = asyncio.current_task()
         try:
-            async for data in self.resp.aiter_raw():
+            while self._stopped is None:
+                self._waiting = task
+                try:
+                    data = await anext(pieces)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    self._waiting = None
                 sink([data])
                 await self._flowing.wait()
-                if self._stopped is not None:
-                    raise self._stopped
+        except asyncio.CancelledError:
+            if self._stopped is None or task is None:
+                raise  # the proxy stops
+            task.uncancel()  # the cancel was stop_body's: the body ends with its reason
         except httpx.TimeoutException:
             raise UpstreamTimeout() from None
         except httpx.HTTPError as exc:
             raise UpstreamCut(repr(exc)) from None
+        raise self._stopped
 
     def pause(self) -> None:
         self._flowing.clear()
@@ -65,8 +79,12 @@ class HttpxExchange:
         self._flowing.set()
 
     def stop_body(self, exc: Exception) -> None:
+        """End the body with ``exc`` now, also while the upstream sends nothing (an agent
+        that went while the model was silent is not waited on until the timeout)."""
         self._stopped = exc
         self._flowing.set()
+        if self._waiting is not None and self._waiting is not asyncio.current_task():
+            self._waiting.cancel()
 
     async def close(self) -> None:
         await self.resp.aclose()

@@ -16,6 +16,9 @@ class Script:
     pieces: list[bytes]
     close: bool = False
     """Close the connection after the reply (a close-delimited body)."""
+    hold_s: float = 0.0
+    """After the pieces, send nothing more for up to this long (a model thinking), and
+    note when the other end drops the line (``ScriptedHttp.dropped``)."""
 
 
 @dataclass
@@ -23,6 +26,8 @@ class ScriptedHttp:
     replies: deque[Script] = field(default_factory=deque)
     targets: list[str] = field(default_factory=list)
     connections: int = 0
+    dropped: list[float] = field(default_factory=list)
+    """``time.monotonic()`` of each held reply whose line the other end dropped."""
     port: int = 0
     tls: ssl.SSLContext | None = None
     """Serve HTTPS with this context."""
@@ -71,6 +76,17 @@ class ScriptedHttp:
                 for piece in script.pieces:
                     conn.sendall(piece)
                     time.sleep(0.01)
+                if script.hold_s:
+                    conn.settimeout(script.hold_s)
+                    try:
+                        data = conn.recv(65536)
+                    except TimeoutError:
+                        return  # still held when the script ended
+                    except OSError:  # reset: dropped too
+                        data = b""
+                    if not data:
+                        self.dropped.append(time.monotonic())
+                    return
                 if script.close:
                     return
 

@@ -213,3 +213,33 @@ def test_a_stop_mid_stream_keeps_what_arrived(upstream: FakeUpstream, db: Path) 
     with Store.open(db) as store, store.read() as r:
         (reply,) = [m for m in r.all_messages(trace) if m.role == "assistant"]
     assert reply.content == "".join(got) != ""
+
+
+def test_an_sdk_that_times_out_on_a_silent_model_ends_the_call_at_once(
+    upstream: FakeUpstream, db: Path
+) -> None:
+    """``ctxlens proxy`` with its default timeout (600 s) and the official SDKs, each with
+    a client timeout of half a second: a model silent before its head, and one silent after
+    its first chunks. Each agent gives up, and each call is recorded as disconnected at
+    once (it stayed in flight until the proxy's own timeout)."""
+    upstream.replies.extend([Reply(fault="stall_head"), Reply("a b c d e f", fault="stall_mid")])
+    proxy = ProxyProcess(db, upstream.url)
+    try:
+        with pytest.raises(openai.APITimeoutError):
+            _client(proxy, timeout=0.5).chat.completions.create(model="m", messages=HELLO)  # type: ignore[arg-type]
+        ant = anthropic.Anthropic(base_url=proxy.url, api_key=ANT_KEY, max_retries=0, timeout=0.5)
+        with (
+            pytest.raises((anthropic.APITimeoutError, httpx.ReadTimeout)),
+            ant.messages.stream(model="m", max_tokens=10, messages=HELLO) as stream,  # type: ignore[arg-type]
+        ):
+            for _text in stream.text_stream:
+                pass
+        head, mid = proxy.calls(2, timeout=20)
+        assert (head["outcome"], head["chunks"]) == ("disconnected", 0)
+        assert mid["outcome"] == "disconnected" and mid["chunks"] >= 1
+        first = _calls(db, head["trace"])[0]
+        assert first.error.startswith("client disconnected before the response began")  # type: ignore[attr-defined]
+        ctx = context(db, mid["trace"], mid["call"])
+        assert ctx["proxy_request"]["state"] == "disconnected"
+    finally:
+        proxy.stop()

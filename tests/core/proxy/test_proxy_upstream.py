@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,6 +61,11 @@ class Calls(list[dict[str, object]]):
 
 def _proxy(store: Store, upstream: str, calls: Calls) -> ProxyServer:
     return ProxyServer(store, upstream, port=0, timeout=5, on_call=calls.add)
+
+
+def _calls(store: Store, trace: str) -> list[object]:
+    with store.read() as r:
+        return list(r.llm_calls(trace))
 
 
 def _post(proxy: ProxyServer) -> httpx.Response:
@@ -196,3 +202,63 @@ def test_upstream_behind_an_environment_proxy_goes_through_it(
     assert resp.content == b"".join(EVENTS)
     assert upstream.targets == ["http://api.example.invalid/v1/chat/completions"]
     assert [c["outcome"] for c in calls] == ["done"]
+
+
+def _give_up_after_first_bytes(proxy: ProxyServer, wait_s: float) -> tuple[bytes, float]:
+    """An agent that streams a call, takes what arrives within ``wait_s`` and closes its
+    connection: what it got, and when it closed (``time.monotonic()``)."""
+    got = b""
+    url = proxy.url + "/v1/chat/completions"
+    timeout = httpx.Timeout(wait_s, connect=5)
+    with httpx.Client(timeout=timeout, trust_env=False) as client:
+        try:
+            with client.stream("POST", url, content=json.dumps(BODY)) as resp:
+                for piece in resp.iter_raw():
+                    got += piece
+        except httpx.ReadTimeout:
+            pass
+    return got, time.monotonic()
+
+
+@pytest.mark.parametrize("via", ["direct", "environment proxy"])
+@pytest.mark.parametrize("when", ["before the head", "mid-stream"])
+def test_an_agent_that_gives_up_on_a_silent_model_ends_the_call_at_once(
+    store: Store, upstream: ScriptedHttp, monkeypatch: pytest.MonkeyPatch, via: str, when: str
+) -> None:
+    """Live review: an agent whose client timed out while the model was silent closed its
+    connection, and the proxy went on waiting on the upstream until its own timeout (600 s
+    by default): the call showed in flight for ten minutes and the model kept generating.
+    The agent leaving ends the call, recorded as disconnected with what arrived, and the
+    upstream line is dropped."""
+    if via == "environment proxy":
+        monkeypatch.setenv("HTTP_PROXY", upstream.url)  # the scripted server plays the proxy
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        target = "http://api.example.invalid/v1"
+    else:
+        target = upstream.url + "/v1"
+    head = _head("200 OK", f"content-type: {SSE}", "transfer-encoding: chunked")
+    first = b"%X\r\n%s\r\n" % (len(EVENTS[0]), EVENTS[0])
+    upstream.replies.append(Script([] if when == "before the head" else [head, first], hold_s=60))
+    calls = Calls()
+    proxy = ProxyServer(store, target, port=0, timeout=120, on_call=calls.add)
+    with proxy:
+        got, left = _give_up_after_first_bytes(proxy, 0.5)
+        (event,) = calls.wait(1)
+        assert proxy.status.in_flight == 0
+    assert event["outcome"] == "disconnected"
+    deadline = time.monotonic() + 10
+    while not upstream.dropped and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert upstream.dropped and upstream.dropped[0] - left < 5  # not the 120 s timeout
+    (call,) = _calls(store, str(event["trace"]))
+    assert isinstance(call.error, str)  # type: ignore[attr-defined]
+    if when == "before the head":
+        assert got == b"" and event["chunks"] == 0
+        assert call.error.startswith("client disconnected before the response began")
+    else:
+        assert got == EVENTS[0] and event["chunks"] == 1
+        assert call.error.startswith("client disconnected after 1 chunks")
+        with store.read() as r:
+            (reply,) = [m for m in r.all_messages(str(event["trace"])) if m.role == "assistant"]
+        assert reply.content == "Hel"  # what arrived before the agent left is kept
