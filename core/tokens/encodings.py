@@ -25,23 +25,56 @@ class EncodingSpec:
     special_tokens: dict[str, int]
 
 
-_O200K_PAT = "|".join(
+def _look_ahead_last(plain: list[str], fancy: list[str]) -> str:
+    """One pre-split pattern: the alternatives a regex without look-around can match, in
+    one group, then the ones that need the look-ahead.
+
+    tiktoken's patterns (``tiktoken_ext/openai_public.py``) are alternations whose next to
+    last alternative, ``\\s+(?!\\S)``, needs a look-ahead, so fancy_regex runs the whole
+    alternation in its backtracking VM, trying each alternative in turn at every piece. An
+    ordered alternation is associative (``A|B|C`` matches as ``(?:A|B)|C``), so grouping
+    the alternatives before it changes no piece, and the group goes to the ``regex`` crate
+    as one automaton: cl100k encodes in half the time, o200k in four fifths (docs/
+    decisions.md, "Pre-split patterns"). The pieces are tiktoken's own: checked token by
+    token against its published patterns in ``tests/core/test_tokens.py``."""
+    return "(?:" + "|".join(plain) + ")|" + "|".join(fancy)
+
+
+_O200K_PAT = _look_ahead_last(
     [
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""\p{N}{1,3}""",
         r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
         r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
+    ],
+    [r"""\s+(?!\S)""", r"""\s+"""],
+)
+
+_CL100K_PAT = _look_ahead_last(
+    # tiktoken's cl100k pattern without its possessive quantifiers (``?+``, ``++``,
+    # ``{1,3}+``, ``*+``), which fancy_regex runs in its VM too. None of them changes a
+    # piece: nothing follows an alternative, and in each the greedy match either succeeds
+    # as the possessive one does or backtracks only to fail as well (an optional
+    # non-letter before letters: without it the letters would have to start on that
+    # non-letter; ``[\r\n]*`` after punctuation matches anyway; ``\s+$``: ``$`` is the
+    # end of the text only).
+    [
+        r"""'(?i:[sdmt]|ll|ve|re)""",
+        r"""[^\r\n\p{L}\p{N}]?\p{L}+""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n]*""",
+        r"""\s+$""",
+        r"""\s*[\r\n]""",
+    ],
+    [r"""\s+(?!\S)""", r"""\s"""],
 )
 
 ENCODINGS: dict[str, EncodingSpec] = {
     "cl100k_base": EncodingSpec(
         "cl100k_base",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        _CL100K_PAT,
         {
             "<|endoftext|>": 100257,
             "<|fim_prefix|>": 100258,
