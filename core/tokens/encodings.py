@@ -97,10 +97,13 @@ _lock = threading.Lock()
 _lock_ranks = threading.Lock()
 
 #: Characters a thread encodes with the shared encoding before ``thread_encoding`` builds
-#: it one of its own. A build costs ~45-50 ms; a character the other thread encodes on the
-#: shared encoding costs ~55 ns more, not ~25: the owner slows too (the two threads contend
-#: for the pools; counted import, both threads: 76 ms of CPU against 58 on own encodings,
-#: hcount3), so the rent-or-buy break-even is ~0.9 M characters, not 2.1 M.
+#: it one of its own. A build costs ~40-55 ms; a character the other thread encodes on the
+#: shared encoding cost ~55 ns more with tiktoken's published patterns, not ~25: the owner
+#: slows too (the two threads contend for the pools; counted import, both threads: 76 ms of
+#: CPU against 58 on own encodings, hcount3), so the rent-or-buy break-even was ~0.9 M
+#: characters. With ``_look_ahead_last``'s patterns the whole encode costs half as much and
+#: the pools a quarter more per character (24 ms against 19 for 630 K): the break-even is
+#: higher now, but a long import ends on own encodings either way.
 OWN_AFTER_CHARS = 1 << 20
 #: Searched once by the thread that builds the shared encoding, so that it is the first
 #: to use (and owns) the regex pools: letters, a contraction, digits, punctuation, blanks.
@@ -157,7 +160,7 @@ def thread_encoding(name: str = "cl100k_base", chars: int = 0) -> tiktoken.Encod
     copy of one encoding shares, and only the thread that searched with a pool first takes
     its fast path; any other thread locks and unlocks the pool for each search. That cost a
     counting thread a third more per character (64 ms against 48 for the same 635 K
-    characters), and the owner slows too while another thread shares its pools (counted
+    characters; a quarter, 24 against 19, with ``_look_ahead_last``'s patterns), and the owner slows too while another thread shares its pools (counted
     import, both threads: 76 ms of CPU against 58 on own encodings, hcount3); an encoding of
     its own makes the thread the owner of its pools. Building one costs
     ~45 ms and ~22 MB while the thread lives, hence the wait: by ``OWN_AFTER_CHARS`` the
