@@ -36,6 +36,11 @@ class _Open:
     """Span ids written already: an exporter sends a batch again after a timeout or a 503,
     and the same span must not become a second model call (the second post doubled the
     trace's calls and cost)."""
+    start: float = float("inf")
+    """The earliest span start written (the trace's ``created_at``, as imported)."""
+    titled: bool = False
+    """The title is the first request, as an import of the same spans has it (until one
+    arrives: the root span's name)."""
 
 
 class SpanSink:
@@ -82,12 +87,31 @@ class SpanSink:
         t.agent_of.clear()  # a parent that just arrived may change a span's agent
         spans.sort(key=lambda s: (s.start, s.order))
         t.run(spans)
-        for s in spans:
-            if not s.parent_id:
-                b.set_title(s.name)
+        for s in spans:  # the trace's span is the first start to the last end, as imported
+            b.saw_time(s.start)
+            b.saw_time(s.end)
+        starts = [s.start for s in spans if s.start]
+        if starts and min(starts) < got.start:  # an agent span ends, and arrives, after its
+            got.start = min(starts)  # calls: the trace starts when it started
+            w.set_created_at(b.trace_id, got.start)
+        self._title(got, spans)
         b.finish()
         self.open[tid] = got
         return LiveChange(self.source, b.trace_id, new, b.messages - before, where)
+
+    def _title(self, got: _Open, spans: list[Span]) -> None:
+        """What was asked first (``core/importers/otel.py:run``'s title), else the root
+        span's name; once a request is in, the title stays."""
+        if got.titled:
+            return
+        first = got.builder.first_text()
+        if first:
+            got.builder.set_title(first)
+            got.titled = True
+            return
+        for s in spans:
+            if not s.parent_id:
+                got.builder.set_title(s.name)
 
     def _start(self, w: Writer, tid: str, spans: list[Span]) -> _Open:
         ctx = ImportContext()
@@ -99,11 +123,13 @@ class SpanSink:
         )
         t = _Trace(b, ctx, [])
         seen: set[str] = set()
+        start = first.start or float("inf")
         if stored is not None:
             b.continue_stored()
             t.main, seen = _resumed(w, stored)
             t.lanes["main"] = t.main
-        return _Open(t, b, seen)
+            start = w.read.trace(stored).created_at
+        return _Open(t, b, seen, start)
 
     def _stored(self, w: Writer, tid: str) -> str | None:
         """The trace an earlier run of the receiver wrote for this OpenTelemetry trace id."""

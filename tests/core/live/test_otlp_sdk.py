@@ -65,6 +65,16 @@ def test_sdk_exporter_to_serve_equals_file_import(tmp_path: Path, compression: C
             assert [c.request_sha256 for c in calls] == [
                 c.request_sha256 for c in f.llm_calls(res.trace_id)
             ]
+            # Live review: the live title was the root span's name ("agent run") where the
+            # import says what was asked, and the live span ended at the last message, not
+            # at the end of the last span (the agent's own span outlasts its last call).
+            imported = f.trace(res.trace_id)
+            assert trace.title == imported.title == "Weather in Paris? é"
+            assert (trace.created_at, trace.metadata.get("recorded_span")) == (
+                imported.created_at,
+                imported.metadata.get("recorded_span"),
+            )
+            assert trace.metadata["recorded_span"]["end"] > calls[-1].created_at
 
 
 def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
@@ -85,6 +95,10 @@ def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
         ]
         with live.read() as r:
             assert r.llm_call_count(trace.id) == 2
+        # the agent span came after the restart: the trace still starts when it started
+        imported = full.trace(res.trace_id)
+        assert (trace.title, trace.created_at) == (imported.title, imported.created_at)
+        assert trace.metadata["recorded_span"] == imported.metadata["recorded_span"]
 
 
 def test_spans_sent_again_are_written_once(tmp_path: Path) -> None:
