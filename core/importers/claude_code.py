@@ -318,6 +318,30 @@ class _Session:
         name = self.task_info.get(call or "", "") or f"agent-{agent_id}"
         return _Lane(agent_id, "subagent", agent_id, name, anchor=anchor)
 
+    def names_agent(self, agent_id: str, first: dict[str, Any]) -> bool:
+        """Whether ``side_lane`` would find the ``Task`` call that started this subagent
+        (its name, ``subagent_type``) now, among the calls read so far, written or not: a
+        live capture waits for it before it opens the lane (the name is kept for good)."""
+        agent_id = agent_id.removeprefix("agent-")
+        if agent_id.startswith("acompact"):
+            return True
+        call = self.agent_tool.get(agent_id) or self._prompt_call(first)
+        if call and self.task_info.get(call):
+            return True
+        text = text_of(as_dict(first.get("message")).get("content"))
+        unit = self.main.unit
+        if not text or unit is None:
+            return False
+        digest = _digest(text)
+        for rec in unit.parts:  # the reply holding the call may not be written yet
+            for block in _blocks(as_dict(rec.get("message")).get("content")):
+                args = block.get("input")
+                if block.get("name") in TASK_TOOLS and isinstance(args, dict):
+                    prompt = args.get("prompt")
+                    if isinstance(prompt, str) and _digest(prompt) == digest:
+                        return bool(args.get("subagent_type") or args.get("description"))
+        return False
+
     def _prompt_call(self, rec: dict[str, Any]) -> str | None:
         msg = as_dict(rec.get("message"))
         text = text_of(msg.get("content"))

@@ -38,6 +38,10 @@ class LiveSession(Protocol):
 
     def feed(self, path: Path, records: Records) -> None: ...
 
+    def waits_for(self, path: Path, head: dict[str, Any]) -> bool:
+        """Whether a side file not read yet (first record ``head``) should wait for more of
+        the main file: what names it there has not been read."""
+
     def settle(self) -> None:
         """A batch ends: write what arrived, record the calls of the responses that ended."""
 
@@ -69,6 +73,13 @@ class ClaudeCodeLive:
                 self.state.lanes[key] = lane
         self.state.read_records(records, str(path), lane)
 
+    def waits_for(self, path: Path, head: dict[str, Any]) -> bool:
+        """A subagent file whose ``Task`` call is not read yet (its lane is named once, when
+        it opens: the agent file's name where the import says ``claude-code-guide``)."""
+        if path == self.main or f"file-{path}" in self.state.lanes:
+            return False
+        return not self.state.names_agent(str(head.get("agentId") or path.stem), head)
+
     def settle(self) -> None:
         self.state.write_pending()
         self.state.record_calls()
@@ -93,6 +104,9 @@ class CodexLive:
     def feed(self, path: Path, records: Records) -> None:  # noqa: ARG002 (the Tailer protocol)
         for lineno, rec in records:
             self.state.record(lineno, rec)
+
+    def waits_for(self, path: Path, head: dict[str, Any]) -> bool:  # noqa: ARG002
+        return False  # a rollout is one file
 
     def settle(self) -> None:
         self.state.write_pending()

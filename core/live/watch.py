@@ -35,6 +35,9 @@ INTERVAL = 0.1
 SETTLE = 0.02
 RESCAN = 1.0
 MAX_HOLD = 1.0
+#: Longest a new subagent file waits for its session file's line that names it (its
+#: ``Task`` call): Claude Code writes that line a few milliseconds before the agent's first.
+AGENT_WAIT = 3.0
 
 
 @dataclass
@@ -48,6 +51,8 @@ class _File:
     last_size: int = -1
     growing_since: float | None = None
     failed: bool = False
+    waiting_since: float | None = None
+    """When a subagent file began waiting for its session file (``_waits``)."""
 
 
 @dataclass
@@ -233,11 +238,27 @@ class Watcher:
         if still_growing and not drain and now - f.growing_since < MAX_HOLD:
             self._settling = True
             return None
+        if f.offset == 0 and f.main != f.path and not drain and self._waits(f, now):
+            self._settling = True
+            return None
         lines = read_lines(f.path, f.offset, f.lineno)
         if lines is None:
             return None  # only a partial line so far
         f.growing_since = None
         return self._write(f, lines)
+
+    def _waits(self, f: _File, now: float) -> bool:
+        """A subagent file not read yet waits (at most ``AGENT_WAIT``) while what its session
+        file has given names nothing for it: its lane, and the name every message and call
+        of it keeps, opens with its first batch (Claude Code writes the ``Task`` call a few
+        milliseconds before the agent's first line, and a poll between the two, or one that
+        held the session file's newest lines until they settled, read the agent first)."""
+        live = self.live.get(f.main)
+        if live is not None and not live.session.waits_for(f.path, first_record(f.path) or {}):
+            return False
+        if f.waiting_since is None:
+            f.waiting_since = now
+        return now - f.waiting_since < AGENT_WAIT
 
     def _same_file(self, f: _File) -> bool:
         if f.ident is None or f.offset == 0:

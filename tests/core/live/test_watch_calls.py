@@ -369,3 +369,55 @@ def test_a_call_kept_at_a_stop_before_its_items_has_the_rollouts_time(
     assert stamps.startswith("2025-") and len(watched) == len(imported)
     assert [w[0] for w in watched] == [i[0] for i in imported]
     assert all(abs(w[0] - i[0]) < 1 for w, i in zip(watched, imported, strict=True))
+
+
+def test_a_subagent_file_that_settles_first_waits_for_the_task_call_that_names_it(
+    tmp_path: Path,
+) -> None:
+    """Live review: Claude Code writes the ``Task`` call that starts a subagent a few
+    milliseconds before the subagent's first line, then goes on writing progress records.
+    The session file kept growing, so the watch held its newest lines, and read the agent
+    file (which had settled) first: the subagent's lane opened without its ``Task`` call and
+    kept the file's name, ``agent-a881341``, for good, where the import says
+    ``claude-code-guide``. The agent file now waits for the line that names it."""
+    from core.live import watch
+
+    src = SESSION / f"{SID}.jsonl"
+    agent_src = SESSION / SID / "subagents" / "agent-a881341.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    task = next(n for n, line in enumerate(lines) if b'"subagent_type":"claude-code-guide"' in line)
+    agent_lines = agent_src.read_bytes().splitlines(keepends=True)
+    folder = tmp_path / "projects" / "p"
+    (folder / SID / "subagents").mkdir(parents=True)
+    main, agent = folder / src.name, folder / SID / "subagents" / agent_src.name
+    main.write_bytes(b"".join(lines[:task]))
+    with Store.open(tmp_path / "live.db") as store:
+        w = watch.Watcher(store, [folder.parent])
+        w.poll()
+        w.poll()  # the session so far is written
+        time.sleep(watch.RESCAN)  # the next poll looks for new files
+        with main.open("ab") as f:
+            f.write(lines[task])  # the Task call
+        agent.write_bytes(b"".join(agent_lines[:2]))  # the agent starts
+        w.poll()  # both are new or grew: held until they settle
+        with main.open("ab") as f:
+            f.write(lines[task + 1])  # a progress record: the session is still growing
+        time.sleep(watch.SETTLE)
+        w.poll()  # the agent file has settled, the session file has not
+        time.sleep(watch.SETTLE)
+        w.poll()
+        with main.open("ab") as f:
+            f.writelines(lines[task + 2 :])
+        agent.write_bytes(agent_src.read_bytes())
+        w.poll(drain=True)
+        (trace,) = store.traces()
+        watched = {m.agent_name for m in _messages(store, trace.id) if m.branch_id == "a881341"}
+    with Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [folder])
+        imported = {m.agent_name for m in _messages(full, res.trace_id) if m.branch_id == "a881341"}
+    assert watched == imported == {"claude-code-guide"}
+
+
+def _messages(store: Store, trace_id: str) -> list[Any]:
+    with store.read() as r:
+        return list(r.all_messages(trace_id))
