@@ -189,6 +189,8 @@ def test_the_context_panes_figures_fit_its_default_dock(
     settle(qtbot, win)
     assert pane.width() <= 340
     for view in (pane.rows_view, pane.entered_view):
+        pane.tables.setCurrentWidget(view)  # one table in sight at a time (tabs)
+        settle(qtbot, win)
         model = view.model()
         col = next(
             c

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QComboBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QTabWidget, QVBoxLayout, QWidget
 
 from core.inspector.call_numbers import CallChoice, call_choices
 from core.inspector.context_report import (
@@ -146,26 +146,21 @@ class ContextPane(QWidget):
                 view.setColumnWidth(col, width)
         self.entered_view.clicked.connect(lambda i: self._pick(self.entered, i))
         self.left_view.clicked.connect(lambda i: self._pick(self.left, i))
-        self.diff_tabs = QTabWidget()
-        self.diff_tabs.addTab(self.entered_view, "Entered")
-        self.diff_tabs.addTab(self.left_view, "Left")
+        # one table in sight at a time, with all the pane's height: beside each other in a
+        # splitter, the call's items got a row and a half at 1280×720
+        self.tables = QTabWidget()
+        self.tables.setObjectName("contextTables")
+        self.tables.addTab(self.rows_view, "Items")
+        self.tables.addTab(self.entered_view, "Entered")
+        self.tables.addTab(self.left_view, "Left")
         self.diff_label = wrapped_label()  # "call N → call N+1: …" outgrows a narrow dock
-        diff_box = QWidget()
-        dl = QVBoxLayout(diff_box)
-        dl.setContentsMargins(0, 0, 0, 0)
-        dl.addWidget(self.diff_label)
-        dl.addWidget(self.diff_tabs)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.rows_view)
-        split.addWidget(diff_box)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.calls)
         layout.addWidget(self.bar)
         layout.addWidget(self.summary)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.diff_label)
+        layout.addWidget(self.tables, 1)
 
     # -- loading --------------------------------------------------------------------------
     def reload(self) -> None:
@@ -262,6 +257,8 @@ class ContextPane(QWidget):
         self.left.set_records([])
         self.summary.setText("")
         self.diff_label.setText("")
+        for i, name in enumerate(("Items", "Entered", "Left")):
+            self.tables.setTabText(i, name)
 
     def _show(self, loaded: Loaded) -> None:
         rep = self.report = loaded.report
@@ -271,6 +268,7 @@ class ContextPane(QWidget):
         self.bar.setVisible(True)
         self.rows_view.empty_text = NO_CONTEXT
         self.rows.set_records(rep.rows)
+        self.tables.setTabText(0, f"Items ({len(rep.rows)})")
         self.summary.setText(_summary(rep))
         self._show_diff(loaded.diff)
         if loaded.live:
@@ -282,8 +280,8 @@ class ContextPane(QWidget):
             self.entered.set_records([])
             self.left.set_records([])
             self.diff_label.setText("No following call by the same agent to compare with.")
-            self.diff_tabs.setTabText(0, "Entered")
-            self.diff_tabs.setTabText(1, "Left")
+            self.tables.setTabText(1, "Entered")
+            self.tables.setTabText(2, "Left")
             return
         self.entered.set_records(diff.entered)
         self.left.set_records(diff.left)
@@ -292,8 +290,8 @@ class ContextPane(QWidget):
         self.diff_label.setText(
             f"{diff.before_label} → {diff.after_label}: {entered}, {left}, {diff.kept:,} kept"
         )
-        self.diff_tabs.setTabText(0, f"Entered ({len(diff.entered)})")
-        self.diff_tabs.setTabText(1, f"Left ({len(diff.left)})")
+        self.tables.setTabText(1, f"Entered ({len(diff.entered)})")
+        self.tables.setTabText(2, f"Left ({len(diff.left)})")
 
     def _pick(self, model: RecordTableModel[ReportRow], index: QModelIndex) -> None:
         rec = model.record(index.row())
