@@ -325,9 +325,8 @@ class _Session:
         agent_id = agent_id.removeprefix("agent-")
         if agent_id.startswith("acompact"):
             return True
-        call = self.agent_tool.get(agent_id) or self._prompt_call(first)
-        if call and self.task_info.get(call):
-            return True
+        if self.agent_tool.get(agent_id) or self._prompt_call(first):
+            return True  # found (a call without a label names nothing, now or later)
         text = text_of(as_dict(first.get("message")).get("content"))
         unit = self.main.unit
         if not text or unit is None:
@@ -339,7 +338,7 @@ class _Session:
                 if block.get("name") in TASK_TOOLS and isinstance(args, dict):
                     prompt = args.get("prompt")
                     if isinstance(prompt, str) and _digest(prompt) == digest:
-                        return bool(args.get("subagent_type") or args.get("description"))
+                        return True
         return False
 
     def _prompt_call(self, rec: dict[str, Any]) -> str | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.importers.base import ImportContext, TraceBuilder
-from core.importers.content import scrub
+from core.importers.content import as_dict, scrub
 from core.importers.otel import FORMAT, _key, _Lane, _Trace
 from core.importers.otel_spans import Span, otlp_spans
 from core.live.builder import ResumableBuilder
@@ -128,7 +128,12 @@ class SpanSink:
             b.continue_stored()
             t.main, seen = _resumed(w, stored)
             t.lanes["main"] = t.main
-            start = w.read.trace(stored).created_at
+            trace = w.read.trace(stored)
+            start = trace.created_at
+            span = as_dict(as_dict(trace.metadata).get("recorded_span"))
+            for edge in (span.get("start"), span.get("end")):  # the span so far goes on
+                if isinstance(edge, int | float):  # (this run's spans widen it)
+                    b.saw_time(float(edge))
         return _Open(t, b, seen, start)
 
     def _stored(self, w: Writer, tid: str) -> str | None:

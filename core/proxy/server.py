@@ -273,23 +273,32 @@ class ProxyServer:
     async def _open_for(self, req: Request, reader: ClientReader) -> Exchange:
         """``_open``, given up (``ClientGone``) the moment the agent goes: an agent that
         gives up on a slow model closes its connection, and the upstream request is dropped
-        then, not when the upstream answers or the timeout ends (600 s by default)."""
+        then, not when the upstream answers or the timeout ends (600 s by default). The
+        opening is raced against the agent's leaving rather than cancelled from its
+        callback: Python 3.11's ``wait_for`` drops a cancel that meets a finished step
+        (a connect, say), and the request would go on without anyone waiting for it."""
         if reader.gone:  # it left while the request was being recorded
             raise ClientGone()
+        gone = asyncio.get_running_loop().create_future()
         opening = asyncio.ensure_future(self._open(req))
 
-        def drop() -> None:
-            opening.cancel()
+        def went() -> None:
+            if not gone.done():
+                gone.set_result(None)
 
-        reader.on_gone = drop
+        reader.on_gone = went
         try:
-            return await opening
-        except asyncio.CancelledError:
-            if reader.gone and opening.cancelled():
-                raise ClientGone() from None
-            raise  # the proxy stops
+            await asyncio.wait({opening, gone}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the proxy stops: nothing opened is left open
+            _drop(opening)
+            raise
         finally:
             reader.on_gone = None
+            gone.cancel()
+        if reader.gone:  # also when the head came in the same turn: no one reads it
+            _drop(opening)
+            raise ClientGone()
+        return opening.result()  # or the upstream's error
 
     async def _open(self, req: Request) -> Exchange:
         """The request sent upstream, its response head in: on a connection of our own
@@ -347,6 +356,27 @@ class ProxyServer:
         finally:
             reader.on_gone = None
         return o, keep
+
+
+def _drop(opening: asyncio.Future[Exchange]) -> None:
+    """An upstream opening no one will read: cancelled, and closed (its line dropped) if
+    it opened anyway, now or when it does."""
+    if not opening.done():
+        opening.cancel()
+    opening.add_done_callback(_close_opened)
+
+
+def _close_opened(opening: asyncio.Future[Exchange]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        up = opening.result()
+        up.stop_body(ClientGone())
+        closing = asyncio.ensure_future(up.close())
+        _CLOSING.add(closing)
+        closing.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[asyncio.Future[None]] = set()
+"""Closes of openings no one read, running (a task with no reference may be collected)."""
 
 
 def _tap(head: Head, pending: Pending | None) -> ResponseTap | None:

@@ -132,6 +132,9 @@ class Connection(asyncio.Protocol):
         except asyncio.CancelledError:  # the agent went, or the proxy stops: the line is
             self.abort()  # dropped, so the upstream stops generating for no one
             raise
+        if _cancel_asked():  # the head came in the turn of the cancel (``_cancel_asked``)
+            self.abort()
+            raise asyncio.CancelledError
         return self.head
 
     async def body(self, sink: Sink) -> None:
@@ -324,6 +327,9 @@ class Pool:
                 await conn.exchange(request, head_only)
                 return conn
         conn = await self._connect(url)
+        if _cancel_asked():  # a cancel ``wait_for`` dropped (the connect had just ended)
+            conn.abort()
+            raise asyncio.CancelledError
         await conn.exchange(request, head_only)
         return conn
 
@@ -376,6 +382,14 @@ class Pool:
         if self._ssl is None:
             self._ssl = httpx.create_ssl_context()
         return self._ssl
+
+
+def _cancel_asked() -> bool:
+    """Whether this task was asked to cancel and the cancel was lost on the way: Python
+    3.11's ``asyncio.wait_for`` returns the result when the awaited step ended in the same
+    turn as the cancel (fixed in 3.12), and the task goes on as if nothing was asked."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _key(url: httpx.URL) -> tuple[str, str, int]:

@@ -101,6 +101,28 @@ def test_a_trace_continues_across_a_receiver_restart(tmp_path: Path) -> None:
         assert trace.metadata["recorded_span"] == imported.metadata["recorded_span"]
 
 
+def test_a_restart_keeps_the_span_recorded_before_it(tmp_path: Path) -> None:
+    """Review: after a restart the receiver's builder began its span afresh, so a run that
+    brought only the last model call wrote that call's start and end as the trace's span
+    (and a span sent again, a single instant). The stored span goes on from where it was."""
+    keep = Keep()
+    p = provider(keep)
+    run_agent(p)
+    chat1, tool, chat2, agent = keep.spans  # ended order
+    db = tmp_path / "live.db"
+    _serve_and_send(db, [[chat1], [tool], [agent]])
+    _serve_and_send(db, [[chat2]])
+    _serve_and_send(db, [[tool]])  # an exporter's retry after another restart
+    spans_file = tmp_path / "spans.json"
+    spans_file.write_text(otlp_json(keep.spans))
+    with Store.open(db) as live, Store.open(tmp_path / "full.db") as full:
+        (res,) = import_paths(full, [spans_file])
+        (trace,) = live.traces()
+        imported = full.trace(res.trace_id)
+        assert trace.metadata["recorded_span"] == imported.metadata["recorded_span"]
+        assert trace.created_at == imported.created_at
+
+
 def test_spans_sent_again_are_written_once(tmp_path: Path) -> None:
     """Live review: an exporter sends a batch again after a timeout or a 503, and the
     receiver wrote each resent model span as one more call (2 calls became 4, and the cost
