@@ -35,3 +35,41 @@ def test_the_context_tables_keep_rows_in_sight_at_1280x720(
     settle(qtbot, win)
     assert pane.tables.tabText(1) == f"Entered ({pane.entered.rowCount()})"
     assert _rows_in_sight(pane.entered_view) >= 2, pane.entered_view.viewport().height()
+
+
+def test_the_token_bar_is_as_tall_as_its_legend_and_names_each_limit_once(qtbot: Any) -> None:
+    """The bar was 128 px whatever its legend held: in a narrow dock the legend wrapped to
+    more rows than that and its last rows were cut; and every limit was named twice, above
+    the bar and again in the legend, which made the legend a row longer at 1280×720. The
+    bar is as tall as its legend at its width, and a limit is listed in the legend only
+    when its label found no room above the bar."""
+    from PySide6.QtGui import QFontMetrics
+
+    from core.context.budget import Budget
+    from core.context.view import COMPONENTS
+    from ui.panes.bar import TokenBar
+
+    bar = TokenBar()
+    qtbot.addWidget(bar)
+    bar.resize(280, 10)
+    bar.show()
+    parts = {c: 1_000 + i for i, c in enumerate(COMPONENTS)} | {"not_in_transcript": 500}
+    budget = Budget(window=16_000, soft=7_200, hard=11_200, threshold_ratio=0.6)
+    bar.set_data(parts, sum(parts.values()), budget)
+    qtbot.waitUntil(lambda: bar.height() == bar.needed_height(bar.width()))
+    fm = QFontMetrics(bar.font())
+    layout = bar._legend_layout(bar.width(), fm)
+    rows = 1 + max(row for row, _x, _entry in layout)
+    legend_top = 2 * fm.height() + 6 + 22 + 8
+    assert legend_top + rows * (fm.height() + 2) <= bar.height()
+    assert bar.height() > 128, "this legend needs more than the old fixed height"
+    above = [
+        label
+        for label, (_x, _lx, row) in zip(
+            bar.marker_labels(), bar._marker_rows(6, bar.width() - 12, fm), strict=True
+        )
+        if row is not None
+    ]
+    listed = [entry[0] for _row, _x, entry in layout if entry[2]]
+    assert sorted(above + listed) == sorted(bar.marker_labels())
+    assert not set(above) & set(listed)

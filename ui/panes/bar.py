@@ -8,13 +8,24 @@ says "window unknown" — never a bar filled to the end, which reads as a full w
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFontMetrics,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from core.context.budget import Budget
 from core.context.view import COMPONENTS
 from ui.theme import COMPONENT_COLORS
 
+BAR_HEIGHT = 22
+LEGEND_GAP = 8
+"""Pixels between the bar and the legend's first row."""
 UNKNOWN_WINDOW_SHARE = 0.6
 """The share of the bar the segments take when the window is unknown."""
 UNKNOWN_WINDOW_TEXT = "window unknown"
@@ -38,11 +49,29 @@ class TokenBar(QWidget):
         self.total = 0
         self.budget = Budget()
         self.estimated = False
-        self.setMinimumHeight(128)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fit()
 
     def sizeHint(self) -> QSize:
-        return QSize(400, 128)
+        return QSize(400, self.needed_height(self.width()))
+
+    def needed_height(self, width: int) -> int:
+        """The height that shows the limits' labels, the bar and every legend row at
+        ``width`` (a fixed 128 px cut a legend that wrapped to more rows in a narrow dock,
+        and kept an empty row in a wide one)."""
+        fm = QFontMetrics(self.font())
+        rows = 1 + max((row for row, _x, _entry in self._legend_layout(width, fm)), default=0)
+        return 2 * fm.height() + 6 + BAR_HEIGHT + LEGEND_GAP + rows * (fm.height() + 2) + 4
+
+    def _fit(self) -> None:
+        height = self.needed_height(max(self.width(), 1))
+        if self.height() != height or self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fit()
 
     def set_data(
         self, by_component: dict[str, int], total: int, budget: Budget, estimated: bool = False
@@ -63,6 +92,7 @@ class TokenBar(QWidget):
                 else f"\ntotal: {total:,}; window unknown (the bar shows proportions only)"
             )
         )
+        self._fit()
         self.update()
 
     def scale(self) -> float:
@@ -104,7 +134,7 @@ class TokenBar(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().color(QPalette.ColorRole.WindowText)
         fm = QFontMetrics(self.font())
-        bar = QRect(6, 2 * fm.height() + 6, self.width() - 12, 22)
+        bar = QRect(6, 2 * fm.height() + 6, self.width() - 12, BAR_HEIGHT)
         p.fillRect(bar, self.palette().color(QPalette.ColorRole.AlternateBase))
         rects = self.segment_rects(bar)
         for name, rect in rects:
@@ -114,7 +144,7 @@ class TokenBar(QWidget):
         if self.budget.window is None:
             self._unknown_window(p, bar, rects[-1][1].right() if rects else bar.left())
         self._markers(p, bar, fm)
-        self._legend(p, bar.bottom() + 8, fm, text)
+        self._legend(p, bar.bottom() + LEGEND_GAP, fm, text)
         p.end()
 
     def _unknown_window(self, p: QPainter, bar: QRect, x: float) -> None:
@@ -128,43 +158,73 @@ class TokenBar(QWidget):
 
     def _markers(self, p: QPainter, bar: QRect, fm: QFontMetrics) -> None:
         """Lines at each limit; labels on two rows above the bar so close limits stay legible."""
-        per = bar.width() / self.scale()
-        row_right = [-1, -1]
-        for (name, value), label in zip(self.budget.markers(), self.marker_labels(), strict=True):
-            x = bar.left() + int(value * per)
+        placed = self._marker_rows(bar.left(), bar.width(), fm)
+        for (name, _value), label, (x, lx, row) in zip(
+            self.budget.markers(), self.marker_labels(), placed, strict=True
+        ):
             color = QColor(MARKER_COLORS.get(name, "#888888"))
             p.setPen(color)
             p.drawLine(x, bar.top() - 3, x, bar.bottom() + 3)
+            if row is not None:
+                p.drawText(lx, bar.top() - 5 - (1 - row) * fm.height(), label)
+
+    def _marker_rows(
+        self, left: int, width: int, fm: QFontMetrics
+    ) -> list[tuple[int, int, int | None]]:
+        """``(line x, label x, label row)`` of each limit on a bar at ``left`` ``width``
+        wide: a label goes on the lower row above the bar, else the upper one, else none
+        (the legend names that limit)."""
+        per = width / self.scale()
+        row_right = [-1, -1]
+        out: list[tuple[int, int, int | None]] = []
+        for (_name, value), label in zip(self.budget.markers(), self.marker_labels(), strict=True):
+            x = left + int(value * per)
             w = fm.horizontalAdvance(label)
-            lx = min(max(bar.left(), x - w // 2), bar.right() - w)
+            lx = min(max(left, x - w // 2), left + width - w)
+            at = None
             for row in (1, 0):
                 if lx > row_right[row]:
-                    baseline = bar.top() - 5 - (1 - row) * fm.height()
-                    p.drawText(lx, baseline, label)
                     row_right[row] = lx + w + 6
+                    at = row
                     break
+            out.append((x, lx, at))
+        return out
 
     def _legend(self, p: QPainter, y: int, fm: QFontMetrics, text: QColor) -> None:
-        """Component swatches, then every limit (so a limit whose label did not fit above the
-        bar is still named)."""
+        """Component swatches, then each limit whose label did not fit above the bar (so
+        every limit is named once), in the rows ``_legend_layout`` gives them."""
+        row_h = fm.height() + 2
+        for row, x, (label, color, marker) in self._legend_layout(self.width(), fm):
+            top = y + row * row_h
+            swatch = QRect(x + 4, top + 2, 2, 12) if marker else QRect(x, top + 3, 10, 10)
+            p.fillRect(swatch, QColor(color))
+            p.setPen(text)
+            w = fm.horizontalAdvance(label) + 18
+            p.drawText(QRect(x + 14, top, w, row_h), int(Qt.AlignmentFlag.AlignVCenter), label)
+
+    def _legend_layout(
+        self, width: int, fm: QFontMetrics
+    ) -> list[tuple[int, int, tuple[str, str, bool]]]:
+        """``(row, x, (label, colour, is a limit))`` of each legend entry at ``width``: the
+        entries flow left to right and wrap (the painting and the height read the same)."""
         entries = [(f"{_name(n)} {v:,}", COMPONENT_COLORS.get(n, "#999999"), False)
                    for n, v in self.parts]  # fmt: skip
         entries.append((self.free_text(), "#dddddd", False))
+        above = self._marker_rows(6, width - 12, fm)
         entries += [(label, MARKER_COLORS.get(n, "#888888"), True)
-                    for (n, _), label in zip(self.budget.markers(), self.marker_labels(),
-                                             strict=True)]  # fmt: skip
-        x = 6
-        row_h = fm.height() + 2
-        for label, color, marker in entries:
-            w = fm.horizontalAdvance(label) + 18
-            if x + w > self.width() - 6:
+                    for (n, _), label, (_x, _lx, row) in zip(
+                        self.budget.markers(), self.marker_labels(), above, strict=True)
+                    if row is None]  # fmt: skip
+        out = []
+        x, row = 6, 0
+        for entry in entries:
+            w = fm.horizontalAdvance(entry[0]) + 18
+            if x + w > width - 6 and x > 6:
                 x = 6
-                y += row_h
-            swatch = QRect(x + 4, y + 2, 2, 12) if marker else QRect(x, y + 3, 10, 10)
-            p.fillRect(swatch, QColor(color))
-            p.setPen(text)
-            p.drawText(QRect(x + 14, y, w, row_h), int(Qt.AlignmentFlag.AlignVCenter), label)
+                row += 1
+            out.append((row, x, entry))
             x += w + 8
+        return out
 
 
 #: Parts beyond ``COMPONENTS`` as a person reads them.
