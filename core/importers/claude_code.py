@@ -332,14 +332,12 @@ class _Session:
         if not text or unit is None:
             return False
         digest = _digest(text)
-        for rec in unit.parts:  # the reply holding the call may not be written yet
-            for block in _blocks(as_dict(rec.get("message")).get("content")):
-                args = block.get("input")
-                if block.get("name") in TASK_TOOLS and isinstance(args, dict):
-                    prompt = args.get("prompt")
-                    if isinstance(prompt, str) and _digest(prompt) == digest:
-                        return True
-        return False
+        return any(  # the reply holding the call may not be written yet
+            _digest(prompt) == digest
+            for rec in unit.parts
+            for block in _blocks(as_dict(rec.get("message")).get("content"))
+            if (prompt := _task_prompt(block.get("name"), block.get("input")))
+        )
 
     def _prompt_call(self, rec: dict[str, Any]) -> str | None:
         msg = as_dict(rec.get("message"))
@@ -687,8 +685,8 @@ class _Session:
             label = args.get("subagent_type") or args.get("description")
             if label:
                 self.task_info[call_id] = str(label)
-            prompt = args.get("prompt")
-            if isinstance(prompt, str) and prompt:
+            prompt = _task_prompt(name, args)
+            if prompt:
                 self.task_prompts[_digest(prompt)] = call_id
         return ToolCall(call_id, name, dumps(args))
 
@@ -999,6 +997,14 @@ def _without_session_keys(rec: dict[str, Any]) -> dict[str, Any]:
     pop("userType", None), pop("slug", None), pop("isSidechain", None)
     pop("parentUuid", None)
     return kept
+
+
+def _task_prompt(name: Any, args: Any) -> str | None:
+    """The prompt of a ``Task`` call (what its subagent's first message says), if any."""
+    if name not in TASK_TOOLS or not isinstance(args, dict):
+        return None
+    prompt = args.get("prompt")
+    return prompt if isinstance(prompt, str) and prompt else None
 
 
 def _digest(text: str) -> str:

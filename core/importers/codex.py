@@ -215,8 +215,7 @@ class _Rollout:
             if self.run.usage is None:  # its token_count is still to come
                 self.stopped = (self.run, len(self.replies) - 1)
         if self.pending_usage is not None and not self.orphan_noted:
-            when = self.pending_when
-            self.replies.append((self.tail, None, self.pending_usage, self.model, when))
+            self._orphan_reply()
             self.orphan_noted = True
             self.orphan_at = len(self.replies) - 1
 
@@ -486,9 +485,12 @@ class _Rollout:
         if self.pending_usage is not None:
             self.flush()
             if not self.orphan_noted:
-                when = self.pending_when
-                self.replies.append((self.tail, None, self.pending_usage, self.model, when))
+                self._orphan_reply()
             self.pending_usage, self.orphan_noted = None, False
+
+    def _orphan_reply(self) -> None:
+        """``pending_usage`` as a call with no response, at the time it was logged."""
+        self.replies.append((self.tail, None, self.pending_usage, self.model, self.pending_when))
 
     def finish(self) -> None:
         self.flush()

@@ -524,8 +524,7 @@ def call_diff(
         return diff_report(reader, trace_id, before, after.call.context, name, after_name)
     if n.abandoned or n is not numbering.last_current():  # the next call is the main agent's
         return None
-    items = tuple(item for item, _ in _bounded(iter_current(reader, trace_id), 50_000))
-    return diff_report(reader, trace_id, before, items, name, "next call")
+    return diff_report(reader, trace_id, before, _view_items(reader, trace_id), name, "next call")
 
 
 def head_diff(
@@ -538,12 +537,14 @@ def head_diff(
     """Diff between the View at ``head`` (a call a trace did not record: the playback
     derives it from a reply) and the View at the next such call's head, ``following``
     (its head and name), or the next call (the current context) after the last one."""
-
-    def items(at: int | None) -> tuple[ContextItem, ...]:
-        return tuple(item for item, _ in _bounded(iter_current(reader, trace_id, at), 50_000))
-
     after_head, after_label = following if following is not None else (None, "next call")
-    return diff_report(reader, trace_id, items(head), items(after_head), label, after_label)
+    before, after = _view_items(reader, trace_id, head), _view_items(reader, trace_id, after_head)
+    return diff_report(reader, trace_id, before, after, label, after_label)
+
+
+def _view_items(reader: Reader, trace_id: str, head: int | None = None) -> tuple[ContextItem, ...]:
+    """The View's items at ``head`` (else the current context), at most 50,000 of them."""
+    return tuple(item for item, _ in _bounded(iter_current(reader, trace_id, head), 50_000))
 
 
 def numbered_call_report(

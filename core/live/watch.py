@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from core.errors import CtxlensError, InvalidInputError
 from core.importers.base import ImportContext
@@ -53,6 +54,8 @@ class _File:
     failed: bool = False
     waiting_since: float | None = None
     """When a subagent file began waiting for its session file (``_waits``)."""
+    head: dict[str, Any] | None = None
+    """A waiting subagent file's first record, read once (``_waits`` asks at every look)."""
 
 
 @dataclass
@@ -253,8 +256,10 @@ class Watcher:
         of it keeps, opens with its first batch (Claude Code writes the ``Task`` call a few
         milliseconds before the agent's first line, and a poll between the two, or one that
         held the session file's newest lines until they settled, read the agent first)."""
+        if f.head is None:
+            f.head = first_record(f.path)  # None while its first line is still partial
         live = self.live.get(f.main)
-        if live is not None and not live.session.waits_for(f.path, first_record(f.path) or {}):
+        if live is not None and not live.session.waits_for(f.path, f.head or {}):
             return False
         if f.waiting_since is None:
             f.waiting_since = now

@@ -368,9 +368,7 @@ def _drop(opening: asyncio.Future[Exchange]) -> None:
 
 def _close_opened(opening: asyncio.Future[Exchange]) -> None:
     if not opening.cancelled() and opening.exception() is None:
-        up = opening.result()
-        up.stop_body(ClientGone())
-        closing = asyncio.ensure_future(up.close())
+        closing = asyncio.ensure_future(opening.result().close())
         _CLOSING.add(closing)
         closing.add_done_callback(_CLOSING.discard)
 

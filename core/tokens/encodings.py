@@ -160,9 +160,10 @@ def thread_encoding(name: str = "cl100k_base", chars: int = 0) -> tiktoken.Encod
     copy of one encoding shares, and only the thread that searched with a pool first takes
     its fast path; any other thread locks and unlocks the pool for each search. That cost a
     counting thread a third more per character (64 ms against 48 for the same 635 K
-    characters; a quarter, 24 against 19, with ``_look_ahead_last``'s patterns), and the owner slows too while another thread shares its pools (counted
-    import, both threads: 76 ms of CPU against 58 on own encodings, hcount3); an encoding of
-    its own makes the thread the owner of its pools. Building one costs
+    characters; a quarter, 24 against 19, with ``_look_ahead_last``'s patterns), and the
+    owner slows too while another thread shares its pools (counted import, both threads:
+    76 ms of CPU against 58 on own encodings, hcount3); an encoding of its own makes the
+    thread the owner of its pools. Building one costs
     ~45 ms and ~22 MB while the thread lives, hence the wait: by ``OWN_AFTER_CHARS`` the
     locking has cost about a build, so a thread never pays more than twice the better of
     the two choices, and a small import builds nothing.
